@@ -1,0 +1,43 @@
+# bookinfo-bench: the two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+APPS := $(patsubst apps/%/Makefile,%,$(wildcard apps/*/Makefile))
+GO ?= go
+BOOKLOAD := bin/bookload
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: setup
+setup: setup-apps build ## install toolchains and dependencies, build every app and bookload (idempotent)
+
+.PHONY: setup-apps
+setup-apps: ## make setup in every apps/<service>
+	@for app in $(APPS); do \
+	  echo "==> setup $$app"; \
+	  $(MAKE) --no-print-directory -C apps/$$app setup || { echo "setup of $$app failed (see above)"; exit 1; }; \
+	done
+
+.PHONY: build
+build: ## build bin/bookload
+	@command -v $(GO) >/dev/null || { echo "go is missing: install Go 1.26 (https://go.dev/dl/)"; exit 1; }
+	@echo "==> build $(BOOKLOAD)"
+	@$(GO) build -o $(BOOKLOAD) ./load/cmd/bookload
+
+.PHONY: test
+test: setup ## run every test suite (apps, bookload, end-to-end); ends with "N passed, M failed"
+	@bash scripts/run-tests.sh $(APPS) go
+
+.PHONY: test-apps
+test-apps: setup-apps ## only the four apps' unit tests
+	@bash scripts/run-tests.sh $(APPS)
+
+.PHONY: test-go
+test-go: build ## only the Go tests (bookload and the end-to-end suite)
+	@bash scripts/run-tests.sh go
+
+.PHONY: clean
+clean: ## remove build outputs (not the caches in ~/.m2, ~/go, node_modules)
+	rm -rf bin test-results
