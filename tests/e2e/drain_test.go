@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// loadResult counts what a steady load saw.
+type loadResult struct {
+	mu      sync.Mutex
+	ok      int
+	refused int              // connection refused: the service no longer accepts
+	bad     map[string]int   // any other failure: a dropped request
+	codes   map[int]int
+}
+
+// steadyLoad sends GETs at qps over conns keep-alive connections until ctx
+// ends. Go's transport retries a GET whose reused connection was closed
+// before any response byte, as any keep-alive client (or mesh proxy) does.
+func steadyLoad(ctx context.Context, url string, qps, conns int) *loadResult {
+	res := &loadResult{bad: map[string]int{}, codes: map[int]int{}}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns}}
+	tick := time.NewTicker(time.Second / time.Duration(qps))
+	defer tick.Stop()
+	var wg sync.WaitGroup
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return res
+		case <-tick.C:
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Get(url)
+			res.mu.Lock()
+			defer res.mu.Unlock()
+			switch {
+			case err == nil:
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				res.codes[resp.StatusCode]++
+				if resp.StatusCode < 500 {
+					res.ok++
+				} else {
+					res.bad[fmt.Sprintf("status %d", resp.StatusCode)]++
+				}
+			case errors.Is(err, syscall.ECONNREFUSED):
+				res.refused++
+			default:
+				res.bad[err.Error()]++
+			}
+		}()
+	}
+}
+
+// SIGTERM under load: every request either completes or is refused after
+// the listener closed; none is reset or cut off, and the service exits
+// within its drain period (SHUTDOWN_TIMEOUT_SECONDS, 10 s by default).
+func TestSIGTERMDrainsUnderLoad(t *testing.T) {
+	st := stackV1.need(t)
+	for _, tt := range []struct{ svc, path string }{
+		{"details", "/details/0"},
+		{"productpage", "/productpage"},
+	} {
+		t.Run(tt.svc, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan *loadResult)
+			go func() { done <- steadyLoad(ctx, st.url(tt.svc, tt.path), 200, 10) }()
+			time.Sleep(1500 * time.Millisecond)
+			took := st.stop(t, tt.svc, 15*time.Second)
+			time.Sleep(500 * time.Millisecond)
+			cancel()
+			res := <-done
+			t.Logf("%s: exited %v after SIGTERM; %d ok, %d refused after close, codes %v, failures %v", tt.svc, took.Round(time.Millisecond), res.ok, res.refused, res.codes, res.bad)
+			if res.ok < 200 {
+				t.Errorf("only %d successful requests before SIGTERM: the load did not run", res.ok)
+			}
+			if len(res.bad) > 0 {
+				t.Errorf("requests failed during the drain (not refused, but cut off): %v", res.bad)
+			}
+			if took > 11*time.Second {
+				t.Errorf("%s took %v to exit, more than its 10 s drain period", tt.svc, took)
+			}
+		})
+	}
+}
