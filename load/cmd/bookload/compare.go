@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
+)
+
+func init() {
+	commands["compare"] = command{summary: "compare stored runs: medians, confidence intervals, significance vs a baseline", run: compareCmd}
+}
+
+func compareCmd(args []string) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	baseline := fs.String("baseline", "", "target to compare against (default: the first target of the first run)")
+	format := fs.String("format", "md", "output format: "+strings.Join(compare.Formats, ", "))
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: bookload compare DIR... [--baseline NAME] [--format md|csv|json|bench]")
+		fmt.Fprintln(fs.Output(), "\nDIR is a run directory (holding run.json) or a directory of runs, e.g. results/.")
+		fmt.Fprintln(fs.Output())
+		fs.PrintDefaults()
+	}
+	dirs, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(dirs) == 0 {
+		fs.Usage()
+		return 2
+	}
+	if err := printComparison(os.Stdout, dirs, *baseline, *format); err != nil {
+		fmt.Fprintln(os.Stderr, "bookload compare:", err)
+		return 1
+	}
+	return 0
+}
+
+// printComparison is the table `bookload compare` prints, also printed at the
+// end of `bookload run`.
+func printComparison(w io.Writer, dirs []string, baseline, format string) error {
+	runDirs, err := results.FindRuns(dirs)
+	if err != nil {
+		return err
+	}
+	var runs []*results.Loaded
+	for _, d := range runDirs {
+		l, err := results.Open(d)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, l)
+	}
+	t, err := compare.Build(runs, compare.Options{Baseline: baseline})
+	if err != nil {
+		return err
+	}
+	return t.Write(w, format)
+}

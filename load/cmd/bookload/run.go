@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
+)
+
+func init() {
+	commands["run"] = command{summary: "run a scenario against targets (interleaved, repeated) and save the results", run: runCmd}
+}
+
+// targetFlags collects repeated --target NAME=BASEURL.
+type targetFlags []target.Target
+
+func (f *targetFlags) String() string { return "" }
+
+func (f *targetFlags) Set(v string) error {
+	t, err := target.Parse(v)
+	if err != nil {
+		return err
+	}
+	*f = append(*f, t)
+	return nil
+}
+
+// labelFlags collects repeated --label k=v.
+type labelFlags map[string]string
+
+func (f labelFlags) String() string { return "" }
+
+func (f labelFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("label %q: want key=value", v)
+	}
+	f[k] = val
+	return nil
+}
+
+// parseInterspersed parses flags given before, between and after positional
+// arguments (the flag package alone stops at the first positional one).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func runCmd(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var targets targetFlags
+	labels := labelFlags{}
+	fs.Var(&targets, "target", "`NAME=BASEURL` to load, repeatable; targets are interleaved (default: local=http://127.0.0.1:<port of the scenario's service>)")
+	out := fs.String("out", "results", "`DIR` under which the run directory is made")
+	reps := fs.Int("repetitions", 0, "repetitions per profile and target (default: the scenario's)")
+	fs.Var(labels, "label", "`k=v` recorded with the run and every repetition, repeatable")
+	dir := fs.String("scenarios", "scenarios", "`DIR` holding SCENARIO.yaml when SCENARIO is a name")
+	baseline := fs.String("baseline", "", "target the summary compares against (default: the first)")
+	format := fs.String("format", "md", "summary format: md, csv, json or bench")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--out DIR] [--repetitions N] [--label k=v]...")
+		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
+		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")
+		fmt.Fprintln(fs.Output())
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return 2
+	}
+	s, err := scenario.Resolve(pos[0], *dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookload run:", err)
+		return 1
+	}
+	if len(targets) == 0 {
+		t, err := target.Local(s.Service)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", err)
+			return 1
+		}
+		targets = append(targets, t)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// After the first Ctrl-C, a second one kills at once.
+	context.AfterFunc(ctx, stop)
+	var progress io.Writer
+	if runner.IsTerminal(os.Stderr) {
+		progress = os.Stderr
+	}
+	res, err := runner.Run(ctx, runner.Config{
+		Scenario: s, Targets: targets, Repetitions: *reps, Out: *out, Labels: labels, Progress: progress,
+	})
+	if res == nil {
+		fmt.Fprintln(os.Stderr, "bookload run:", err)
+		return 1
+	}
+	fmt.Printf("results: %s (%s, %d of %d repetitions)\n\n", res.Dir, res.Run.Status, len(res.Run.Done), len(res.Run.Plan))
+	if len(res.Run.Done) > 0 {
+		if cerr := printComparison(os.Stdout, []string{res.Dir}, *baseline, *format); cerr != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", cerr)
+		}
+	}
+	switch {
+	case errors.Is(err, runner.ErrInterrupted):
+		fmt.Fprintf(os.Stderr, "bookload run: interrupted; kept %d finished repetitions in %s, marked partial\n", len(res.Run.Done), res.Dir)
+		return 130
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bookload run:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,214 @@
+package compare
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Formats are the output formats of Write.
+var Formats = []string{"md", "csv", "json", "bench"}
+
+// Write renders t in format: md (tables like the published ones), csv, json
+// (the Table document) or bench (Go benchmark format, for benchstat).
+func (t *Table) Write(w io.Writer, format string) error {
+	switch format {
+	case "md", "markdown":
+		return t.markdown(w)
+	case "csv":
+		return t.csv(w)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(t)
+	case "bench", "benchstat":
+		return t.bench(w)
+	}
+	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+}
+
+// ms formats milliseconds with three significant digits (0.123, 2.67, 36.6, 412).
+func ms(v float64) string {
+	if v == 0 || math.IsNaN(v) {
+		return "0"
+	}
+	dec := 2 - int(math.Floor(math.Log10(math.Abs(v))))
+	return strconv.FormatFloat(v, 'f', max(dec, 0), 64)
+}
+
+func pct(v float64) string {
+	if math.Abs(v) < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+func signed(s string) string {
+	if !strings.HasPrefix(s, "-") {
+		return "+" + s
+	}
+	return s
+}
+
+// spread is the CI's larger half-width relative to the median, as benchstat's ±.
+func spread(med float64, ci [2]float64) string {
+	if med == 0 {
+		return ""
+	}
+	h := math.Max(med-ci[0], ci[1]-med) / med * 100
+	return " ±" + pct(h) + "%"
+}
+
+func deltaCell(d Delta) string {
+	if !d.Significant {
+		return fmt.Sprintf("~ (p=%.2f)", d.PValue)
+	}
+	return fmt.Sprintf("%s%% (%s) p=%.3f", signed(pct(d.DeltaPct)), signed(ms(d.DeltaMS)), d.PValue)
+}
+
+func (t *Table) markdown(w io.Writer) error {
+	var b strings.Builder
+	for _, warn := range t.Warnings {
+		fmt.Fprintf(&b, "> **WARNING** %s\n", warn)
+	}
+	if len(t.Warnings) > 0 {
+		b.WriteString("\n")
+	}
+	var scenarios []string
+	for _, r := range t.Rows {
+		if len(scenarios) == 0 || scenarios[len(scenarios)-1] != r.Scenario {
+			scenarios = append(scenarios, r.Scenario)
+		}
+	}
+	for _, sc := range scenarios {
+		var rows []Row
+		for _, r := range t.Rows {
+			if r.Scenario == sc {
+				rows = append(rows, r)
+			}
+		}
+		fmt.Fprintf(&b, "## %s\n\n", sc)
+		fmt.Fprintf(&b, "Latency in ms, from each request's send: median over the repetitions (n), ± the %.0f%% confidence interval of the median.\n", 100*t.Confidence)
+		fmt.Fprintf(&b, "Δ rows: change of the median vs **%s**; `~` = not significant (Mann-Whitney U across repetitions, p ≥ %g).\n\n", t.Baseline, t.Alpha)
+		t.mdTable(&b, rows, false)
+		b.WriteString("\nCorrected for coordinated omission (from each request's scheduled start; equal to the above when the target keeps up):\n\n")
+		t.mdTable(&b, rows, true)
+		b.WriteString("\n")
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintf(&b, "- Note: %s.\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (t *Table) mdTable(b *strings.Builder, rows []Row, corrected bool) {
+	b.WriteString("| profile | target | n | qps | errors |")
+	sep := "|---|---|--:|--:|--:|"
+	for _, m := range Metrics {
+		b.WriteString(" " + m + " |")
+		sep += "--:|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	prev := ""
+	for _, r := range rows {
+		profile := r.Profile
+		if profile == prev {
+			profile = ""
+		}
+		prev = r.Profile
+		name := r.Target
+		if r.Baseline {
+			name += " (baseline)"
+		}
+		qps := strconv.FormatFloat(r.QPS, 'f', 1, 64)
+		if r.QPS < (1-QPSShortfall)*r.TargetQPS {
+			qps += fmt.Sprintf(" of %g !", r.TargetQPS)
+		}
+		errs := strconv.FormatInt(r.Errors, 10)
+		if r.Errors > 0 {
+			errs += " !"
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |", profile, name, r.N, qps, errs)
+		vals, cis, deltas := r.LatencyMS, r.LatencyCIMS, r.VsBaseline
+		if corrected {
+			vals, cis, deltas = r.CorrectedMS, r.CorrectedCIMS, r.VsBaselineCorrected
+		}
+		for _, m := range Metrics {
+			fmt.Fprintf(b, " %s%s |", ms(vals[m]), spread(vals[m], cis[m]))
+		}
+		b.WriteString("\n")
+		if deltas != nil {
+			fmt.Fprintf(b, "| | Δ %s | | | |", r.Target)
+			for _, m := range Metrics {
+				fmt.Fprintf(b, " %s |", deltaCell(deltas[m]))
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+func (t *Table) csv(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	head := []string{"scenario", "profile", "target", "baseline", "latency", "n", "qps", "target_qps", "errors", "requests", "ci_confidence"}
+	for _, m := range Metrics {
+		head = append(head, m, m+"_ci_lo", m+"_ci_hi", m+"_delta_pct", m+"_delta_ms", m+"_p_value", m+"_significant")
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, r := range t.Rows {
+		for _, kind := range []string{"plain", "corrected"} {
+			vals, cis, deltas := r.LatencyMS, r.LatencyCIMS, r.VsBaseline
+			if kind == "corrected" {
+				vals, cis, deltas = r.CorrectedMS, r.CorrectedCIMS, r.VsBaselineCorrected
+			}
+			rec := []string{r.Scenario, r.Profile, r.Target, strconv.FormatBool(r.Baseline), kind, strconv.Itoa(r.N),
+				f(r.QPS), f(r.TargetQPS), strconv.FormatInt(r.Errors, 10), strconv.FormatInt(r.Requests, 10), f(r.CIConfidence)}
+			for _, m := range Metrics {
+				rec = append(rec, f(vals[m]), f(cis[m][0]), f(cis[m][1]))
+				if d, ok := deltas[m]; ok {
+					rec = append(rec, f(d.DeltaPct), f(d.DeltaMS), f(d.PValue), strconv.FormatBool(d.Significant))
+				} else {
+					rec = append(rec, "", "", "", "")
+				}
+			}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// bench writes one Go benchmark line per repetition:
+//
+//	BenchmarkBookload/scenario=smoke/profile=100rps-10c/target=tuned 100 0.81 avg-ms 0.64 p50-ms ... 99.9 qps 0 errors
+//
+// so that `benchstat -col /target file` compares the targets.
+func (t *Table) bench(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("pkg: bookload\n")
+	for _, r := range t.Rows {
+		for _, rep := range t.reps[rowKey{r.Scenario, r.Profile, r.Target}] {
+			fmt.Fprintf(&b, "BenchmarkBookload/scenario=%s/profile=%s/target=%s %d", r.Scenario, r.Profile, r.Target, rep.Requests)
+			for _, m := range Metrics {
+				v, _ := rep.Latency.Plain.SummaryMS.Metric(m)
+				fmt.Fprintf(&b, " %g %s-ms", v, m)
+			}
+			for _, m := range Metrics {
+				v, _ := rep.Latency.Corrected.SummaryMS.Metric(m)
+				fmt.Fprintf(&b, " %g %s-corrected-ms", v, m)
+			}
+			fmt.Fprintf(&b, " %g qps %d errors\n", rep.ActualQPS, rep.Errors)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

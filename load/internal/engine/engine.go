@@ -1,0 +1,66 @@
+// Package engine is the seam between what load to offer and how: an Engine
+// turns (scenario profile, target, repetition) into one repetition's Result.
+// Every engine ends in the same Result (plain and corrected latency
+// histograms, counts by status, achieved rate, metadata), so the result store,
+// compare and report never care which engine ran. Today there is one: the
+// fortio library in-process (package fortioengine), for http(s) targets.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
+)
+
+// Request is one repetition (or a warmup) to run.
+type Request struct {
+	Scenario   *scenario.Scenario
+	Profile    scenario.Profile
+	Target     target.Target
+	Repetition int // 1-based; 0 for a warmup
+	Labels     map[string]string
+}
+
+// Live is a running repetition's progress, for a progress line.
+type Live struct {
+	Elapsed  time.Duration
+	Requests int64
+	Errors   int64
+}
+
+// Result is one repetition's outcome.
+type Result struct {
+	Engine       string
+	Start        time.Time
+	Duration     time.Duration
+	RequestedQPS float64
+	ActualQPS    float64
+	Requests     int64
+	Errors       int64            // requests that did not get a 2xx
+	Codes        map[string]int64 // by HTTP status; "-1" is a connection/socket error (fortio's convention)
+	Latency      latency.Distributions
+	// Interrupted is set when the context was cancelled during the run; such a
+	// result is incomplete and is not kept.
+	Interrupted bool
+	// Native is the engine's own result document (fortio's result JSON), kept
+	// as the base of the repetition file so the engine's tools can open it.
+	Native json.RawMessage
+	// Metadata is engine-specific detail worth recording (sockets used, ...).
+	Metadata map[string]any
+}
+
+// Engine runs load.
+type Engine interface {
+	// Name identifies the engine in run.json.
+	Name() string
+	// Check sends one request to see the target answers at all, so that a
+	// stack that is not up fails in a second rather than after a run of errors.
+	Check(ctx context.Context, req Request) error
+	// Run runs one repetition. It returns early, with Interrupted set, when ctx
+	// is cancelled. live, if not nil, is called about 4 times a second.
+	Run(ctx context.Context, req Request, live func(Live)) (*Result, error)
+}

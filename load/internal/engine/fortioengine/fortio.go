@@ -1,0 +1,193 @@
+// Package fortioengine drives load with the fortio library in-process:
+// fhttp.RunHTTPTest with periodic.RunnerOptions, i.e. fortio's own rate
+// controller, connection handling and fast HTTP/1.1 client. bookload only adds
+// an AccessLogger that records every request into its own histograms (see
+// package latency) and an Aborter wired to the caller's context.
+package fortioengine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"fortio.org/fortio/fhttp"
+	"fortio.org/fortio/periodic"
+	flog "fortio.org/log"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+)
+
+// Name is the engine's name in run.json.
+const Name = "fortio"
+
+// Engine is the in-process fortio engine. The zero value is ready to use.
+type Engine struct {
+	// NoRecorder leaves out bookload's per-request recording (fortio's own
+	// 1 ms-bucket histogram only); for measuring what recording costs.
+	NoRecorder bool
+	// Out receives fortio's own text report; nil discards it.
+	Out io.Writer
+}
+
+var quietOnce sync.Once
+
+// quiet turns fortio's logger down to critical: at info level it prints a few
+// lines per run, and at error level one per failed connection, which would
+// bury the progress line. Errors are counted in the results instead.
+func quiet() {
+	quietOnce.Do(func() { flog.SetLogLevelQuiet(flog.Critical) })
+}
+
+// Name implements engine.Engine.
+func (e *Engine) Name() string { return Name }
+
+// Options returns the fortio options for one run of req: the profile's rate,
+// connections and duration, the scenario's headers, keep-alive and timeout.
+// Exposed so that tests and benchmarks can compare with a bare fortio run.
+func Options(req engine.Request) (*fhttp.HTTPRunnerOptions, error) {
+	s, p := req.Scenario, req.Profile
+	o := &fhttp.HTTPRunnerOptions{}
+	o.URL = req.Target.RequestURL(s.Path)
+	o.QPS = p.QPS
+	o.NumThreads = p.Connections
+	o.Duration = p.Duration.Std()
+	o.Out = io.Discard
+	o.Percentiles = []float64{50, 75, 90, 99, 99.9}
+	// fortio's own histogram (kept in the fortio-compatible JSON) at 0.1 ms
+	// rather than 1 ms; our HdrHistograms are the precise ones.
+	o.RunnerOptions.Resolution = 0.0001
+	o.DisableKeepAlive = !s.KeepAlive
+	o.HTTPReqTimeOut = s.Timeout.Std()
+	// Errors are data: a server answering 503 on the first call must not abort
+	// the repetition, its errors are counted and reported.
+	o.AllowInitialErrors = true
+	o.Labels = labels(req)
+	for _, h := range s.Headers {
+		if err := o.AddAndValidateExtraHeader(h.Name + ": " + h.Value); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+func labels(req engine.Request) string {
+	parts := []string{req.Scenario.Name, req.Target.Name, req.Profile.Name}
+	if req.Repetition > 0 {
+		parts = append(parts, fmt.Sprintf("rep-%02d", req.Repetition))
+	} else {
+		parts = append(parts, "warmup")
+	}
+	keys := make([]string, 0, len(req.Labels))
+	for k := range req.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+req.Labels[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Check implements engine.Engine: one GET, any HTTP answer will do.
+func (e *Engine) Check(ctx context.Context, req engine.Request) error {
+	url := req.Target.RequestURL(req.Scenario.Path)
+	ctx, cancel := context.WithTimeout(ctx, req.Scenario.Timeout.Std())
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return fmt.Errorf("target %s does not answer at %s: %w", req.Target.Name, url, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
+}
+
+// Run implements engine.Engine.
+func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.Live)) (*engine.Result, error) {
+	quiet()
+	o, err := Options(req)
+	if err != nil {
+		return nil, err
+	}
+	if e.Out != nil {
+		o.Out = e.Out
+	}
+	var rec *latency.Recorder
+	if !e.NoRecorder {
+		sched := latency.NewSchedule(o.QPS, o.NumThreads, o.Duration)
+		rec = latency.NewRecorder(sched, o.NumThreads, 4*runtime.GOMAXPROCS(0))
+		o.AccessLogger = rec
+	}
+	// Our own Aborter: fortio then installs no SIGINT handler of its own, and
+	// cancelling ctx stops the periodic runner between two requests.
+	aborter := periodic.NewAborter()
+	o.Stop = aborter
+	stop := context.AfterFunc(ctx, func() { aborter.Abort(false) })
+	defer stop()
+	start := time.Now()
+	if live != nil && rec != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			tick := time.NewTicker(250 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+					n, errs := rec.Counts()
+					live(engine.Live{Elapsed: time.Since(start), Requests: n, Errors: errs})
+				}
+			}
+		}()
+	}
+	res, err := fhttp.RunHTTPTest(o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &engine.Result{Engine: Name, Interrupted: true}, nil
+		}
+		return nil, fmt.Errorf("fortio: %w", err)
+	}
+	native, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("fortio result: %w", err)
+	}
+	out := &engine.Result{
+		Engine:       Name,
+		Start:        res.StartTime,
+		Duration:     res.ActualDuration,
+		RequestedQPS: o.QPS,
+		ActualQPS:    res.ActualQPS,
+		Requests:     res.DurationHistogram.Count,
+		Errors:       res.ErrorsDurationHistogram.Count,
+		Codes:        map[string]int64{},
+		Interrupted:  ctx.Err() != nil,
+		Native:       native,
+		Metadata: map[string]any{
+			"fortio_id":    res.RunnerResults.ID,
+			"sockets_used": res.SocketCount,
+			"connections":  res.NumThreads,
+			"url":          o.URL,
+		},
+	}
+	for code, n := range res.RetCodes {
+		out.Codes[strconv.Itoa(code)] = n
+	}
+	if rec != nil {
+		out.Latency = rec.Result()
+	}
+	return out, nil
+}
