@@ -26,6 +26,10 @@ build: ## build bin/bookload
 	@echo "==> build $(BOOKLOAD)"
 	@$(GO) build -o $(BOOKLOAD) ./load/cmd/bookload
 
+.PHONY: demo
+demo: setup ## tuned and legacy stacks side by side, short scenarios on details and the full page, the latency tables
+	@$(BOOKLOAD) demo
+
 .PHONY: test
 test: setup ## run every test suite (apps, bookload, end-to-end); ends with "N passed, M failed"
 	@bash scripts/run-tests.sh $(APPS) go
