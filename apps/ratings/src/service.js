@@ -1,0 +1,85 @@
+'use strict';
+
+// Wires configuration, behaviour, app and server together, listens, and
+// drains on SIGTERM/SIGINT. Clock, randomness, timers and streams are
+// parameters so tests can run the whole service in-process.
+
+const { createApp } = require('./app');
+const { createBehaviour } = require('./behaviour');
+const { createHttpServer } = require('./http-server');
+const { createLogger } = require('./logger');
+const { HttpMetrics } = require('./metrics');
+const { RatingsStore } = require('./ratings-store');
+
+const SERVICE = 'ratings';
+
+function createAccessLog(stream) {
+  return (method, path, status, seconds) => {
+    stream.write(`${new Date().toISOString()} ${SERVICE} ${method} ${path} ${status} ${(seconds * 1000).toFixed(3)}\n`);
+  };
+}
+
+// Builds the service without listening yet, so that the caller can install
+// signal handlers first: a SIGTERM that arrives right after the "listening"
+// line must already find them.
+function createService(config, { now, random, schedule, stdout = process.stdout, stderr = process.stderr } = {}) {
+  const logger = createLogger(SERVICE, config.logLevel, stderr);
+  // Shared with the responder: flipped when a drain starts so that responses
+  // still in flight also close their connection.
+  const connection = { close: !config.keepAlive };
+  const app = createApp({
+    behaviour: createBehaviour(config.serviceVersion, { now, random }),
+    store: new RatingsStore(),
+    metrics: new HttpMetrics(),
+    connection,
+    accessLog: config.accessLog ? createAccessLog(stdout) : null,
+    schedule,
+    logger,
+  });
+  const server = createHttpServer(app, config);
+
+  let drained = null;
+  // Resolves with the exit status: 0 when every connection finished within
+  // SHUTDOWN_TIMEOUT_SECONDS, 1 when the rest had to be cut.
+  function shutdown(reason) {
+    if (drained !== null) return drained;
+    logger.info(`${reason}: draining, at most ${config.shutdownTimeoutSeconds} s`);
+    connection.close = true;
+    drained = new Promise((resolve) => {
+      const deadline = setTimeout(() => {
+        logger.warn('shutdown timeout reached; closing remaining connections');
+        server.closeAllConnections();
+        resolve(1);
+      }, config.shutdownTimeoutSeconds * 1000);
+      server.close(() => {
+        clearTimeout(deadline);
+        logger.info('drained');
+        resolve(0);
+      });
+      server.closeIdleConnections();
+    });
+    return drained;
+  }
+
+  // Resolves with the bound port.
+  function listen() {
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.listenAddress, () => {
+        server.off('error', reject);
+        const { address, port } = server.address();
+        logger.info(
+          `listening on ${address}:${port} (SERVICE_VERSION=${config.serviceVersion}, ` +
+            `HTTP_NODELAY=${config.noDelay}, HTTP_KEEPALIVE=${config.keepAlive}, ` +
+            `HTTP_KEEPALIVE_TIMEOUT_SECONDS=${config.keepAliveTimeoutSeconds})`,
+        );
+        logger.debug(`configuration ${JSON.stringify(config)}`);
+        resolve(port);
+      });
+    });
+  }
+
+  return { server, listen, shutdown };
+}
+
+module.exports = { createService };
