@@ -1,0 +1,91 @@
+# frozen_string_literal: true
+
+module Details
+  # A bad environment value; the message is the one line printed before exit 2.
+  class ConfigError < StandardError; end
+
+  # Turns raw strings into values; unset means the default, anything that
+  # does not match the grammar raises ConfigError naming variable and value.
+  class EnvParser
+    def initialize(env)
+      @env = env
+    end
+
+    def boolean(name, default)
+      raw = @env[name]
+      return default if raw.nil?
+
+      case raw.strip.downcase
+      when "true" then true
+      when "false" then false
+      else invalid(name, raw, "want true or false")
+      end
+    end
+
+    def integer(name, default, range)
+      raw = @env[name]
+      return default if raw.nil?
+
+      want = "want an integer from #{range.min} to #{range.max}"
+      invalid(name, raw, want) unless raw.strip.match?(/\A[0-9]+\z/)
+      value = Integer(raw.strip, 10)
+      invalid(name, raw, want) unless range.cover?(value)
+      value
+    end
+
+    def choice(name, default, allowed)
+      raw = @env[name]
+      return default if raw.nil?
+
+      value = raw.strip.downcase
+      return value if allowed.include?(value)
+
+      invalid(name, raw, "want #{allowed[0..-2].join(', ')} or #{allowed[-1]}")
+    end
+
+    # Whether the address resolves is only known at bind time; here we
+    # reject what can never be an address.
+    def address(name, default)
+      raw = @env[name]
+      return default if raw.nil?
+
+      value = raw.strip
+      return value if value.match?(/\A[0-9A-Za-z.:%_-]+\z/)
+
+      invalid(name, raw, "want an IP address or host name")
+    end
+
+    private
+
+    def invalid(name, raw, want)
+      raise ConfigError, "details: invalid #{name}=#{raw.inspect}: #{want}"
+    end
+  end
+
+  # The settings read once at start from the environment, with the grammar of
+  # docs/configuration.md, so that every service fails the same way on a typo.
+  Config = Struct.new(
+    :port, :listen_address, :nodelay, :keepalive, :keepalive_timeout,
+    :upstream_keepalive, :upstream_max_requests, :shutdown_timeout,
+    :access_log, :log_level,
+    keyword_init: true
+  ) do
+    def self.from_env(env = ENV)
+      parse = EnvParser.new(env)
+      new(
+        port: parse.integer("PORT", 9080, 1..65_535),
+        listen_address: parse.address("LISTEN_ADDRESS", "0.0.0.0"),
+        nodelay: parse.boolean("HTTP_NODELAY", true),
+        keepalive: parse.boolean("HTTP_KEEPALIVE", true),
+        keepalive_timeout: parse.integer("HTTP_KEEPALIVE_TIMEOUT_SECONDS", 60, 1..3600),
+        # Read only so that a typo fails here as in the services that call
+        # peers; details calls nobody.
+        upstream_keepalive: parse.boolean("UPSTREAM_KEEPALIVE", true),
+        upstream_max_requests: parse.integer("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1..1_000_000),
+        shutdown_timeout: parse.integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 1..300),
+        access_log: parse.boolean("ACCESS_LOG", false),
+        log_level: parse.choice("LOG_LEVEL", "info", %w[debug info warn error])
+      )
+    end
+  end
+end
