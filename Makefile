@@ -11,7 +11,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: setup-apps build ## install toolchains and dependencies, build every app and bookload (idempotent)
+setup: setup-apps build tools ## install toolchains and dependencies, build every app, bookload and the manifest-test tools (idempotent)
 
 .PHONY: setup-apps
 setup-apps: ## make setup in every apps/<service>
@@ -29,6 +29,14 @@ build: ## build bin/bookload
 .PHONY: demo
 demo: setup ## tuned and legacy stacks side by side, short scenarios on details and the full page, the latency tables
 	@$(BOOKLOAD) demo
+
+.PHONY: tools
+tools: ## build/cache kube-apiserver, etcd, istioctl and CRDs for the manifest tests (outside the repo)
+	@bash scripts/k8s-tools.sh
+
+.PHONY: images
+images: ## build the container images with docker or podman (bookinfo-bench/<app>:<version>)
+	@bash scripts/images.sh
 
 .PHONY: test
 test: setup ## run every test suite (apps, bookload, end-to-end); ends with "N passed, M failed"

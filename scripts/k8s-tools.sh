@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Builds or fetches the tools the manifest suite (tests/manifests) needs, once:
+#   kube-apiserver  built from k8s.io/kubernetes through a throw-away module
+#   etcd            from Debian's etcd-server package (extracted, no service)
+#   istioctl        built from a copy of the istio.io/istio module
+#   CRDs            Gateway API standard + Istio, taken from their Go modules
+#   istio-samples   the Istio docs' Bookinfo routing rules (VirtualServices, HTTPRoutes)
+# Everything lands in ${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools},
+# outside the repo; a tool already there is skipped. Re-running is cheap.
+# Usage: scripts/k8s-tools.sh [--print-dir]
+set -euo pipefail
+
+K8S_VERSION=v1.32.13         # kube-apiserver; staging modules are v0.32.13
+GATEWAY_API_VERSION=v1.2.1
+# istio.io/istio has no semver tags: `@1.26.0` is resolved by the Go proxy from
+# the git tag. The proxy this project's machines reach refuses that query and
+# serves only a few pseudo-versions of istio; this one (master, April 2026,
+# 1.31 development) is the one whose dependencies it serves too. Elsewhere:
+#   BOOKINFO_ISTIO_VERSION=1.26.0 scripts/k8s-tools.sh
+ISTIO_VERSION=${BOOKINFO_ISTIO_VERSION:-v0.0.0-20260423205519-b01690e6db7d}
+
+TOOLS=${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools}
+if [ "${1:-}" = --print-dir ]; then echo "$TOOLS"; exit 0; fi
+BIN=$TOOLS/bin CRDS=$TOOLS/crds SRC=$TOOLS/src
+mkdir -p "$BIN" "$CRDS" "$SRC"
+
+say() { printf '==> k8s-tools: %s\n' "$*"; }
+die() { printf 'k8s-tools: %s\n' "$*" >&2; exit 1; }
+command -v go >/dev/null || die "go is missing: install Go 1.26"
+
+# Builds below must not see (or touch) the repo's module or a workspace.
+export GOWORK=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+cd "$SRC"
+
+# moddir MODULE@VERSION -> the module's directory in the module cache.
+moddir() { go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'; }
+
+build_kube_apiserver() {
+  local out=$BIN/kube-apiserver
+  if [ -x "$out" ] && "$out" --version 2>/dev/null | grep -q "$K8S_VERSION"; then
+    say "kube-apiserver $K8S_VERSION cached ($out)"; return
+  fi
+  say "kube-apiserver $K8S_VERSION: building (cold: 5-10 min on 2 cores)"
+  local dir=$SRC/kube-apiserver-$K8S_VERSION gomod minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  rm -rf "$dir" && mkdir -p "$dir"
+  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
+  [ -f "$gomod" ] || die "could not download k8s.io/kubernetes@$K8S_VERSION"
+  # kubernetes' go.mod replaces each k8s.io/* staging module with ./staging/...;
+  # replaces of a dependency are ignored, so map each to its published v0 tag.
+  {
+    echo "module bookinfo-bench.local/kube-apiserver-build"
+    echo
+    echo "go 1.23"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    grep -E '^[[:space:]]*k8s\.io/[^ ]+ => \./staging/' "$gomod" |
+      awk -v v="v0.${K8S_VERSION#v1.}" '{print "replace " $1 " => " $1 " " v}'
+  } >"$dir/go.mod"
+  [ "$(grep -c '^replace' "$dir/go.mod")" -gt 20 ] || die "found no staging replaces in $gomod"
+  (cd "$dir" &&
+    go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" &&
+    go build -trimpath -o "$out.tmp" -ldflags "-s -w \
+      -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
+      -X k8s.io/component-base/version.gitMajor=1 \
+      -X k8s.io/component-base/version.gitMinor=$minor \
+      -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION" \
+      k8s.io/kubernetes/cmd/kube-apiserver)
+  mv "$out.tmp" "$out"
+  say "kube-apiserver built: $("$out" --version)"
+}
+
+install_etcd() {
+  local out=$BIN/etcd
+  if [ -x "$out" ] && "$out" --version >/dev/null 2>&1; then
+    say "etcd cached ($("$out" --version | head -1))"; return
+  fi
+  command -v apt-get >/dev/null || die "etcd: apt-get is missing; put an etcd 3.4+ binary at $out"
+  say "etcd: fetching Debian package etcd-server (apt-get download, unpacked into $TOOLS)"
+  local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+  if ! (cd "$tmp" && apt-get download etcd-server >/dev/null 2>&1); then
+    if [ "$(id -u)" -eq 0 ]; then apt-get update -qq
+    elif command -v sudo >/dev/null; then sudo apt-get update -qq
+    fi
+    (cd "$tmp" && apt-get download etcd-server) || die "etcd: apt-get download etcd-server failed"
+  fi
+  dpkg-deb -x "$tmp"/etcd-server_*.deb "$tmp/root"
+  [ -x "$tmp/root/usr/bin/etcd" ] || die "etcd: no usr/bin/etcd inside the etcd-server package"
+  install -m 0755 "$tmp/root/usr/bin/etcd" "$out"
+  say "etcd installed: $("$out" --version | head -1)"
+}
+
+build_istioctl() {
+  local out=$BIN/istioctl
+  if [ -x "$out" ] && [ "$(cat "$out.module" 2>/dev/null)" = "$ISTIO_VERSION" ] && "$out" version --remote=false >/dev/null 2>&1; then
+    say "istioctl cached ($out, istio.io/istio@$ISTIO_VERSION)"; return
+  fi
+  say "istioctl: building from istio.io/istio@$ISTIO_VERSION (cold: 5-10 min on 2 cores)"
+  local mod dir=$SRC/istio-$ISTIO_VERSION release
+  mod=$(moddir "istio.io/istio@$ISTIO_VERSION")
+  [ -d "$mod" ] || die "could not download istio.io/istio@$ISTIO_VERSION"
+  release=$(cat "$mod/VERSION" 2>/dev/null || echo "$ISTIO_VERSION")
+  # Build inside a writable copy: `go install istio.io/istio/...@version` trips
+  # over checksums of istio's own replaced modules.
+  rm -rf "$dir" && cp -r "$mod" "$dir" && chmod -R u+w "$dir"
+  (cd "$dir" && go build -trimpath -o "$out.tmp" -ldflags "-s -w \
+    -X istio.io/istio/pkg/version.buildVersion=$release \
+    -X istio.io/istio/pkg/version.buildGitRevision=$ISTIO_VERSION \
+    -X istio.io/istio/pkg/version.buildStatus=Clean" ./istioctl/cmd/istioctl)
+  mv "$out.tmp" "$out" && echo "$ISTIO_VERSION" >"$out.module"
+  rm -rf "$dir"
+  say "istioctl built: $("$out" version --remote=false)"
+}
+
+# CRDs land in crds/gateway-api/ and crds/istio/, each with a VERSION file, so
+# the tests need no version numbers; a changed version is fetched again.
+fetch_crds() {
+  local gw=$CRDS/gateway-api istio=$CRDS/istio mod
+  if [ "$(cat "$gw/VERSION" 2>/dev/null)" = "$GATEWAY_API_VERSION" ]; then
+    say "Gateway API $GATEWAY_API_VERSION CRDs cached"
+  else
+    say "Gateway API $GATEWAY_API_VERSION standard CRDs from sigs.k8s.io/gateway-api"
+    mod=$(moddir "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION")
+    compgen -G "$mod/config/crd/standard/*.yaml" >/dev/null || die "no CRDs in $mod/config/crd/standard"
+    rm -rf "$gw" && mkdir -p "$gw"
+    install -m 0644 "$mod"/config/crd/standard/*.yaml "$gw/"
+    echo "$GATEWAY_API_VERSION" >"$gw/VERSION"
+  fi
+  if [ "$(cat "$istio/VERSION" 2>/dev/null)" = "$ISTIO_VERSION" ]; then
+    say "Istio CRDs cached (istio.io/istio@$ISTIO_VERSION)"
+  else
+    say "Istio CRDs from istio.io/istio@$ISTIO_VERSION"
+    mod=$(moddir "istio.io/istio@$ISTIO_VERSION")
+    [ -f "$mod/manifests/charts/base/files/crd-all.gen.yaml" ] || die "no crd-all.gen.yaml in $mod"
+    rm -rf "$istio" && mkdir -p "$istio"
+    install -m 0644 "$mod/manifests/charts/base/files/crd-all.gen.yaml" "$istio/"
+    echo "$ISTIO_VERSION" >"$istio/VERSION"
+  fi
+  # The docs' Bookinfo routing rules, which the tests analyze against our
+  # manifests to show the tutorials run unchanged.
+  local samples=$TOOLS/istio-samples
+  if [ "$(cat "$samples/VERSION" 2>/dev/null)" = "$ISTIO_VERSION" ]; then
+    say "Istio Bookinfo routing samples cached"
+  else
+    say "Istio Bookinfo routing samples from istio.io/istio@$ISTIO_VERSION"
+    mod=$(moddir "istio.io/istio@$ISTIO_VERSION")
+    rm -rf "$samples" && mkdir -p "$samples/networking" "$samples/gateway-api"
+    install -m 0644 "$mod"/samples/bookinfo/networking/virtual-service-*.yaml "$samples/networking/"
+    install -m 0644 "$mod"/samples/bookinfo/gateway-api/route-*.yaml "$samples/gateway-api/"
+    echo "$ISTIO_VERSION" >"$samples/VERSION"
+  fi
+}
+
+start=$(date +%s)
+say "tools dir $TOOLS"
+install_etcd
+build_kube_apiserver
+fetch_crds
+build_istioctl
+say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl}, $CRDS, $TOOLS/istio-samples"

@@ -1,0 +1,219 @@
+package manifests
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What makes each variant the mode it is named after: its Namespace's labels.
+// A label mapped to "" must be absent.
+var variantNamespaces = map[string]struct {
+	namespace string
+	labels    map[string]string
+}{
+	"no-mesh": {"bookinfo-no-mesh", map[string]string{"istio-injection": "disabled", "istio.io/dataplane-mode": "none"}},
+	"sidecar": {"bookinfo-sidecar", map[string]string{"istio-injection": "enabled", "istio.io/dataplane-mode": ""}},
+	"ambient": {"bookinfo-ambient", map[string]string{"istio.io/dataplane-mode": "ambient", "istio-injection": ""}},
+}
+
+func TestVariantNamespaces(t *testing.T) {
+	seen := map[string]string{}
+	for _, tg := range allTargets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			want, ok := variantNamespaces[tg.variant]
+			if !ok {
+				t.Fatalf("variant %q (of %s) has no expected namespace and labels in this test: add it to variantNamespaces", tg.variant, tg.name)
+			}
+			r := render(t, tg)
+			nss := r.byKind("Namespace")
+			if len(nss) != 1 {
+				t.Fatalf("%d Namespaces: want exactly one, owned by the variant", len(nss))
+			}
+			ns := nss[0]
+			if ns.Metadata.Name != want.namespace {
+				t.Errorf("Namespace %q: want %q", ns.Metadata.Name, want.namespace)
+			}
+			for k, v := range want.labels {
+				if got := ns.Metadata.Labels[k]; got != v {
+					t.Errorf("Namespace label %s=%q: want %q", k, got, v)
+				}
+			}
+			for _, o := range r.objects {
+				if o.Kind != "Namespace" && o.Metadata.Namespace != ns.Metadata.Name {
+					t.Errorf("%s is in namespace %q, not %q: a combination must set the variant's namespace again", o.id(), o.Metadata.Namespace, ns.Metadata.Name)
+				}
+			}
+			if other, dup := seen[ns.Metadata.Name]; dup && !strings.HasPrefix(tg.name, "tests/") && !strings.HasPrefix(other, "tests/") {
+				t.Errorf("variants %s and %s share namespace %s: they must run side by side", other, tg.name, ns.Metadata.Name)
+			}
+			seen[ns.Metadata.Name] = tg.name
+			// Each variant deploys the whole base.
+			base := render(t, baseTarget())
+			for _, o := range base.objects {
+				if _, ok := r.find(o.Kind, o.Metadata.Name); !ok {
+					t.Errorf("%s of the base is missing", o.id())
+				}
+			}
+		})
+	}
+}
+
+// componentChecks says what each component must change, on the rendering of
+// every combination that uses it. A component missing here is still rendered,
+// applied and analyzed through its combinations.
+var componentChecks = map[string]func(t *testing.T, r *rendering){
+	"legacy-http": func(t *testing.T, r *rendering) {
+		deps := r.deployments(t)
+		want := map[string]map[string]string{
+			"details-v1":     {"HTTP_NODELAY": "false"},
+			"productpage-v1": {"HTTP_KEEPALIVE": "false", "UPSTREAM_KEEPALIVE": "false"},
+		}
+		for name, env := range want {
+			c, ok := deps[name].container(strings.TrimSuffix(name, "-v1"))
+			if !ok {
+				t.Errorf("%s: container missing", name)
+				continue
+			}
+			for k, v := range env {
+				if got, _ := c.env(k); got != v {
+					t.Errorf("%s: %s=%q, want %q", name, k, got, v)
+				}
+			}
+			if got, _ := c.env("SHUTDOWN_TIMEOUT_SECONDS"); got != "10" {
+				t.Errorf("%s: the patch replaced the env list instead of merging (SHUTDOWN_TIMEOUT_SECONDS=%q)", name, got)
+			}
+		}
+	},
+	"waypoint": func(t *testing.T, r *rendering) {
+		o, ok := r.find("Gateway", "waypoint")
+		if !ok {
+			t.Fatal("no Gateway waypoint")
+		}
+		var gw struct {
+			Spec struct {
+				GatewayClassName string `yaml:"gatewayClassName"`
+				Listeners        []struct {
+					Port     int    `yaml:"port"`
+					Protocol string `yaml:"protocol"`
+				} `yaml:"listeners"`
+			} `yaml:"spec"`
+		}
+		o.decode(t, &gw)
+		if gw.Spec.GatewayClassName != "istio-waypoint" || len(gw.Spec.Listeners) != 1 || gw.Spec.Listeners[0].Protocol != "HBONE" || gw.Spec.Listeners[0].Port != 15008 {
+			t.Errorf("Gateway waypoint %+v: want class istio-waypoint, one HBONE listener on 15008", gw.Spec)
+		}
+		ns := r.byKind("Namespace")
+		if len(ns) != 1 || ns[0].Metadata.Labels["istio.io/use-waypoint"] != "waypoint" {
+			t.Error("the Namespace is not labelled istio.io/use-waypoint=waypoint")
+		}
+	},
+	"bookinfo-routing": func(t *testing.T, r *rendering) {
+		pods := map[string]map[string]string{}
+		for name, d := range r.deployments(t) {
+			pods[name] = d.Spec.Template.Metadata.Labels
+		}
+		selectsSome := func(sel map[string]string) bool {
+			for _, l := range pods {
+				if selects(sel, l) {
+					return true
+				}
+			}
+			return false
+		}
+		for _, app := range contractApps {
+			o, ok := r.find("DestinationRule", app)
+			if !ok {
+				t.Errorf("no DestinationRule %s", app)
+				continue
+			}
+			var dr struct {
+				Spec struct {
+					Host    string `yaml:"host"`
+					Subsets []struct {
+						Name   string            `yaml:"name"`
+						Labels map[string]string `yaml:"labels"`
+					} `yaml:"subsets"`
+				} `yaml:"spec"`
+			}
+			o.decode(t, &dr)
+			if dr.Spec.Host != app {
+				t.Errorf("DestinationRule %s host %q", app, dr.Spec.Host)
+			}
+			names := map[string]bool{}
+			for _, s := range dr.Spec.Subsets {
+				names[s.Name] = true
+				sel := map[string]string{"app": app}
+				for k, v := range s.Labels {
+					sel[k] = v
+				}
+				if !selectsSome(sel) {
+					t.Errorf("DestinationRule %s subset %s selects no pod", app, s.Name)
+				}
+			}
+			want := []string{"v1"}
+			if app == "reviews" {
+				want = []string{"v1", "v2", "v3"}
+			}
+			for _, w := range want {
+				if !names[w] {
+					t.Errorf("DestinationRule %s has no subset %s", app, w)
+				}
+				if svc, ok := r.find("Service", app+"-"+w); !ok {
+					t.Errorf("no Service %s-%s for the Gateway API tasks", app, w)
+				} else {
+					var s service
+					svc.decode(t, &s)
+					if !selectsSome(s.Spec.Selector) || s.Spec.Selector["version"] != w {
+						t.Errorf("Service %s-%s selector %v", app, w, s.Spec.Selector)
+					}
+				}
+			}
+		}
+		if _, ok := r.find("Gateway", "bookinfo-gateway"); !ok {
+			t.Error("no Gateway bookinfo-gateway")
+		}
+		if o, ok := r.find("HTTPRoute", "bookinfo"); !ok {
+			t.Error("no HTTPRoute bookinfo")
+		} else if !strings.Contains(string(mustYAML(t, o)), "name: productpage") {
+			t.Error("HTTPRoute bookinfo does not route to productpage")
+		}
+	},
+	"images": func(t *testing.T, r *rendering) {
+		for name, d := range r.deployments(t) {
+			for _, c := range d.Spec.Template.Spec.Containers {
+				if strings.HasPrefix(c.Image, "bookinfo-bench/") {
+					t.Errorf("%s: image %q still points at the default registry", name, c.Image)
+				}
+				if name == "fortio" && c.Image != "fortio/fortio:1.75.3" {
+					t.Errorf("fortio image changed to %q", c.Image)
+				}
+			}
+		}
+	},
+}
+
+func mustYAML(t *testing.T, o object) []byte {
+	t.Helper()
+	var v any
+	o.decode(t, &v)
+	out, err := yamlMarshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestComponents(t *testing.T) {
+	for _, tg := range combinations(t) {
+		k := readKustomization(t, filepath.Join(tg.dir, "kustomization.yaml"))
+		for _, c := range k.Components {
+			name := filepath.Base(c)
+			check, ok := componentChecks[name]
+			if !ok {
+				continue
+			}
+			t.Run(tg.name+"/"+name, func(t *testing.T) { check(t, render(t, tg)) })
+		}
+	}
+}
