@@ -30,7 +30,8 @@ module Details
         @logger.warn("connections still busy after #{@timeout} s; exiting")
         # exit! ends the process at once; exit would first unwind the main
         # thread, which sits in WEBrick's join of the stuck threads.
-        Process.exit!(0)
+        # Non-zero: requests were cut off, as the other services report it.
+        Process.exit!(1)
       end
       # WEBrick#start then closes the listeners, joins every connection
       # thread (idle ones notice within 0.5 s) and returns.
