@@ -1,0 +1,60 @@
+package bookinfo.reviews;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+
+/**
+ * Every body leaves as bytes with an explicit Content-Length, so responses stay framed even with
+ * keep-alive off (fortio waits out its timeout on a response that ends by closing).
+ */
+final class JsonResponses {
+
+    static final byte[] NOT_FOUND = bytes("{\"error\":\"not found\"}");
+    static final byte[] METHOD_NOT_ALLOWED = bytes("{\"error\":\"method not allowed\"}");
+
+    /** Every route serves GET only; HEAD comes with GET. */
+    static final String ALLOW = "GET, HEAD";
+
+    private JsonResponses() {
+    }
+
+    static ResponseEntity<byte[]> json(HttpStatusCode status, byte[] body) {
+        return ResponseEntity.status(status)
+                .contentType(MediaType.APPLICATION_JSON)
+                .contentLength(body.length)
+                .body(body);
+    }
+
+    static ResponseEntity<byte[]> notFound() {
+        return json(HttpStatus.NOT_FOUND, NOT_FOUND);
+    }
+
+    static ResponseEntity<byte[]> methodNotAllowed() {
+        return ResponseEntity.status(HttpStatus.METHOD_NOT_ALLOWED)
+                .header("Allow", ALLOW)
+                .contentType(MediaType.APPLICATION_JSON)
+                .contentLength(METHOD_NOT_ALLOWED.length)
+                .body(METHOD_NOT_ALLOWED);
+    }
+
+    /** Any other error status: {"error":"<reason phrase in lower case>"}. */
+    static ResponseEntity<byte[]> error(HttpStatusCode status) {
+        if (status.value() == 404) {
+            return notFound();
+        }
+        if (status.value() == 405) {
+            return methodNotAllowed();
+        }
+        HttpStatus known = HttpStatus.resolve(status.value());
+        String reason = known == null ? "error" : known.getReasonPhrase().toLowerCase(Locale.ROOT);
+        return json(status, bytes("{\"error\":\"" + reason + "\"}"));
+    }
+
+    static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}

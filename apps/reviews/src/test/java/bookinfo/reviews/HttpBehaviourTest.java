@@ -1,0 +1,202 @@
+package bookinfo.reviews;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.coyote.http11.AbstractHttp11Protocol;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.web.embedded.tomcat.TomcatWebServer;
+import org.springframework.boot.web.context.WebServerApplicationContext;
+
+/** The common HTTP behaviour of docs/configuration.md: errors, HEAD, framing, keep-alive knobs. */
+class HttpBehaviourTest {
+
+    static RunningReviews keepAlive;
+    static RunningReviews noKeepAlive;
+    static RunningReviews tuned;
+
+    @BeforeAll
+    static void start() {
+        keepAlive = RunningReviews.start(Map.of());
+        noKeepAlive = RunningReviews.start(Map.of("HTTP_KEEPALIVE", "false"));
+        tuned = RunningReviews.start(Map.of("HTTP_NODELAY", "false", "HTTP_KEEPALIVE_TIMEOUT_SECONDS", "1"));
+    }
+
+    @AfterAll
+    static void stop() {
+        keepAlive.close();
+        noKeepAlive.close();
+        tuned.close();
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "GET, /nope", "GET, /", "POST, /nope", "DELETE, /reviews", "GET, /health/", "GET, /error", "PUT, /error",
+        "GET, /static/x.css", "TRACE, /nope", "OPTIONS, /nope"})
+    void unknownPathsAre404JsonForEveryMethod(String method, String path) throws IOException {
+        RawHttp.Response r = RawHttp.once(keepAlive.port, method, path);
+        assertEquals(404, r.status());
+        assertEquals("application/json", r.header("Content-Type"));
+        assertEquals("{\"error\":\"not found\"}", r.text());
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "POST, /health", "PUT, /reviews/0", "DELETE, /reviews/0", "PATCH, /metrics", "OPTIONS, /health",
+        "TRACE, /reviews/0", "FOO, /health", "POST, /reviews/abc"})
+    void otherMethodsOnKnownRoutesAre405JsonWithAllow(String method, String path) throws IOException {
+        RawHttp.Response r = RawHttp.once(keepAlive.port, method, path, "Content-Length: 0");
+        assertEquals(405, r.status());
+        assertEquals("GET, HEAD", r.header("Allow"));
+        assertEquals("application/json", r.header("Content-Type"));
+        assertEquals("{\"error\":\"method not allowed\"}", r.text());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"GET, /%zz", "GET, /a|b", "G@T, /health"})
+    void requestsTomcatRejectsGet400JsonNotAnHtmlStackTrace(String method, String path) throws IOException {
+        RawHttp.Response r = RawHttp.once(keepAlive.port, method, path);
+        assertEquals(400, r.status());
+        assertEquals("application/json", r.header("Content-Type"));
+        assertEquals("{\"error\":\"bad request\"}", r.text());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"/health", "/reviews/0", "/metrics", "/nope"})
+    void headAnswersLikeGetWithoutABody(String path) throws IOException {
+        try (RawHttp http = new RawHttp(keepAlive.port)) {
+            RawHttp.Response get = http.request("GET", path);
+            RawHttp.Response head = http.request("HEAD", path);
+            assertEquals(get.status(), head.status());
+            assertEquals(get.header("Content-Type"), head.header("Content-Type"));
+            if (!path.equals("/metrics")) { // metrics change between the two requests
+                assertEquals(get.header("Content-Length"), head.header("Content-Length"));
+            }
+            assertTrue(head.framed());
+            // The next response on the same connection parses cleanly, so HEAD really sent no body.
+            assertEquals(200, http.request("GET", "/health").status());
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "GET, /health", "GET, /reviews/0", "GET, /metrics", "GET, /nope", "GET, /reviews/x", "POST, /health",
+        "OPTIONS, /reviews/0", "TRACE, /health", "GET, /%zz", "HEAD, /health"})
+    void everyResponseIsFramedWithAndWithoutKeepAlive(String method, String path) throws IOException {
+        for (RunningReviews server : new RunningReviews[] {keepAlive, noKeepAlive}) {
+            try (RawHttp http = new RawHttp(server.port)) {
+                RawHttp.Response r = http.request(method, path);
+                assertTrue(r.framed(), method + " " + path + " on port " + server.port + ": " + r.headers());
+            }
+        }
+    }
+
+    @Test
+    void keepAliveFalseSendsConnectionCloseAndReallyCloses() throws IOException {
+        for (String path : new String[] {"/health", "/reviews/0", "/nope"}) {
+            try (RawHttp http = new RawHttp(noKeepAlive.port)) {
+                RawHttp.Response r = http.request("GET", path);
+                assertEquals("close", r.header("Connection"), path);
+                assertTrue(r.framed());
+                assertTrue(http.closedByServer(2000), "server closed the connection after " + path);
+            }
+        }
+    }
+
+    @Test
+    void keepAliveTrueServesManyRequestsOnOneConnection() throws IOException {
+        try (RawHttp http = new RawHttp(keepAlive.port)) {
+            // Past Tomcat's default of 100 requests per connection, which must not apply.
+            for (int i = 0; i < 150; i++) {
+                RawHttp.Response r = http.request("GET", i % 2 == 0 ? "/health" : "/reviews/" + i);
+                assertEquals(200, r.status());
+                assertNull(r.header("Connection"), "request " + i);
+            }
+            assertFalse(http.closedByServer(200));
+            assertEquals(200, http.request("GET", "/health").status());
+        }
+    }
+
+    @Test
+    void keepAliveTimeoutClosesIdleConnections() throws IOException {
+        try (RawHttp http = new RawHttp(tuned.port)) {
+            assertEquals(200, http.request("GET", "/health").status());
+            long start = System.nanoTime();
+            assertTrue(http.closedByServer(4000), "idle connection closed");
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertTrue(seconds > 0.7 && seconds < 3, "closed after " + seconds + " s");
+        }
+    }
+
+    @Test
+    void knobsReachTomcatsConnector() {
+        AbstractHttp11Protocol<?> defaults = protocol(keepAlive);
+        assertTrue(defaults.getTcpNoDelay());
+        assertEquals(-1, defaults.getMaxKeepAliveRequests());
+        assertEquals(60_000, defaults.getKeepAliveTimeout());
+        assertEquals(TomcatKnobs.MAX_THREADS, defaults.getMaxThreads());
+        assertTrue(defaults.getMaxConnections() >= 400);
+        assertEquals(1, protocol(noKeepAlive).getMaxKeepAliveRequests());
+        assertFalse(protocol(tuned).getTcpNoDelay());
+        assertEquals(1000, protocol(tuned).getKeepAliveTimeout());
+    }
+
+    @Test
+    void metricsCountRequestsByMethodRouteAndStatus() throws Exception {
+        try (RunningReviews fresh = RunningReviews.start(Map.of())) {
+            RawHttp.once(fresh.port, "GET", "/reviews/1");
+            RawHttp.once(fresh.port, "GET", "/reviews/2");
+            RawHttp.once(fresh.port, "HEAD", "/health");
+            RawHttp.once(fresh.port, "POST", "/reviews/1");
+            RawHttp.once(fresh.port, "GET", "/reviews/abc");
+            RawHttp.once(fresh.port, "GET", "/random/" + System.nanoTime());
+            RawHttp.once(fresh.port, "BREW", "/health");
+            String text = awaitMetrics(fresh.port,
+                    "http_requests_total{method=\"GET\",route=\"/reviews/:id\",status=\"200\"} 2\n",
+                    "http_requests_total{method=\"HEAD\",route=\"/health\",status=\"200\"} 1\n",
+                    "http_requests_total{method=\"POST\",route=\"/reviews/:id\",status=\"405\"} 1\n",
+                    "http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"} 2\n",
+                    "http_requests_total{method=\"OTHER\",route=\"/health\",status=\"405\"} 1\n",
+                    "http_request_duration_seconds_bucket{method=\"GET\",route=\"/reviews/:id\",status=\"200\","
+                            + "le=\"+Inf\"} 2\n",
+                    "http_request_duration_seconds_count{method=\"GET\",route=\"/reviews/:id\",status=\"200\"} 2\n",
+                    "http_requests_total{method=\"GET\",route=\"/metrics\",status=\"200\"}");
+            assertFalse(text.contains("/random/"), "raw paths never become labels");
+            assertEquals(6, text.lines().filter(l -> l.startsWith("http_requests_total{")).count(), text);
+        }
+    }
+
+    /** Polls /metrics until every expected line is there: a request is counted just after its response. */
+    private static String awaitMetrics(int port, String... expected) throws Exception {
+        long deadline = System.currentTimeMillis() + 3000;
+        while (true) {
+            RawHttp.Response r = RawHttp.once(port, "GET", "/metrics");
+            assertEquals(200, r.status());
+            assertEquals("text/plain;version=0.0.4;charset=utf-8", r.header("Content-Type"));
+            String text = r.text();
+            List<String> missing = Arrays.stream(expected).filter(e -> !text.contains(e)).toList();
+            if (missing.isEmpty()) {
+                return text;
+            }
+            if (System.currentTimeMillis() > deadline) {
+                throw new AssertionError("missing " + missing + " in\n" + text);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static AbstractHttp11Protocol<?> protocol(RunningReviews server) {
+        TomcatWebServer web = (TomcatWebServer) ((WebServerApplicationContext) server.context).getWebServer();
+        return (AbstractHttp11Protocol<?>) web.getTomcat().getConnector().getProtocolHandler();
+    }
+}

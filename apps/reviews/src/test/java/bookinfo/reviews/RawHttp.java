@@ -1,0 +1,138 @@
+package bookinfo.reviews;
+
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A minimal HTTP/1.1 client on one raw socket, so tests see exactly what goes over the wire:
+ * framing headers, Connection: close, and whether the server really closes.
+ */
+final class RawHttp implements Closeable {
+
+    record Response(int status, Map<String, List<String>> headers, byte[] body, boolean framed) {
+
+        String header(String name) {
+            List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
+            return values == null ? null : String.join(",", values);
+        }
+
+        String text() {
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
+    private final Socket socket;
+    private final InputStream in;
+    private final OutputStream out;
+
+    RawHttp(int port) throws IOException {
+        socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(5000);
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+    }
+
+    /** One request on a fresh connection, closed afterwards. */
+    static Response once(int port, String method, String path, String... headerLines) throws IOException {
+        try (RawHttp http = new RawHttp(port)) {
+            return http.request(method, path, headerLines);
+        }
+    }
+
+    Response request(String method, String path, String... headerLines) throws IOException {
+        send(method, path, headerLines);
+        return read(method.equals("HEAD"));
+    }
+
+    void send(String method, String path, String... headerLines) throws IOException {
+        StringBuilder request = new StringBuilder(method).append(' ').append(path).append(" HTTP/1.1\r\n")
+                .append("Host: 127.0.0.1\r\n");
+        for (String line : headerLines) {
+            request.append(line).append("\r\n");
+        }
+        out.write(request.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+    }
+
+    Response read(boolean head) throws IOException {
+        String statusLine = line();
+        if (statusLine == null) {
+            throw new IOException("connection closed before a response");
+        }
+        int status = Integer.parseInt(statusLine.split(" ")[1]);
+        Map<String, List<String>> headers = new TreeMap<>();
+        for (String line = line(); line != null && !line.isEmpty(); line = line()) {
+            int colon = line.indexOf(':');
+            headers.computeIfAbsent(line.substring(0, colon).trim().toLowerCase(Locale.ROOT), k -> new ArrayList<>())
+                    .add(line.substring(colon + 1).trim());
+        }
+        List<String> length = headers.get("content-length");
+        List<String> encoding = headers.get("transfer-encoding");
+        if (head || status == 204 || status == 304) {
+            return new Response(status, headers, new byte[0], length != null || encoding != null);
+        }
+        if (length != null) {
+            return new Response(status, headers, in.readNBytes(Integer.parseInt(length.get(0))), true);
+        }
+        if (encoding != null && encoding.get(0).equalsIgnoreCase("chunked")) {
+            return new Response(status, headers, chunked(), true);
+        }
+        return new Response(status, headers, in.readAllBytes(), false);
+    }
+
+    /** True when the server has closed its side: read() sees end of stream within the timeout. */
+    boolean closedByServer(int timeoutMillis) throws IOException {
+        socket.setSoTimeout(timeoutMillis);
+        try {
+            return in.read() == -1;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException e) {
+            return true; // reset counts as closed
+        }
+    }
+
+    private byte[] chunked() throws IOException {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        while (true) {
+            int size = Integer.parseInt(line().split(";")[0].trim(), 16);
+            if (size == 0) {
+                while (!line().isEmpty()) {
+                    // trailers
+                }
+                return body.toByteArray();
+            }
+            body.write(in.readNBytes(size));
+            line();
+        }
+    }
+
+    private String line() throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != -1) {
+            if (c == '\n') {
+                String s = buf.toString(StandardCharsets.ISO_8859_1);
+                return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
+            }
+            buf.write(c);
+        }
+        return buf.size() == 0 ? null : buf.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}
