@@ -1,0 +1,1 @@
+"""productpage: the Bookinfo product page (Flask on gunicorn)."""

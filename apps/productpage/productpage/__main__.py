@@ -1,0 +1,44 @@
+"""Entry point: `python -m productpage` (what ./serve runs).
+
+Everything that must be decided once per start, before gunicorn forks its
+workers, happens here: the configuration is validated (exit 2 on a bad value,
+before any socket is opened), the session key is chosen so every worker signs
+with the same one, and the metrics directory the workers share is created.
+"""
+
+import logging
+import os
+import secrets
+import sys
+import tempfile
+
+from .config import SERVICE, ConfigError, from_env
+
+_PY_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO,
+                  "warn": logging.WARNING, "error": logging.ERROR}
+
+
+def main() -> int:
+    try:
+        config = from_env(os.environ)
+    except ConfigError as err:
+        print(f"{SERVICE}: {err}", file=sys.stderr)
+        return 2
+
+    logging.basicConfig(level=_PY_LOG_LEVELS[config.log_level], stream=sys.stderr,
+                        format=f"%(asctime)s {SERVICE} %(levelname)s %(name)s: %(message)s")
+
+    # Under $TMPDIR (an emptyDir on /tmp in Kubernetes, whose root filesystem
+    # is read-only); fresh per start so counters never carry over.
+    metrics_dir = tempfile.mkdtemp(prefix=f"{SERVICE}-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+
+    secret_key = config.session_secret or secrets.token_urlsafe(32)
+
+    from .server import ProductpageServer
+    ProductpageServer(config, secret_key, metrics_dir).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Request metrics and the access log, as a WSGI middleware.
+
+gunicorn serves with several worker processes, so the numbers must be summed
+across them: when PROMETHEUS_MULTIPROC_DIR is set (the launcher in
+__main__ always sets it, to a fresh directory per start), prometheus_client
+keeps each worker's values in a memory-mapped file there and /metrics merges
+them all. Without it (tests in one process) values live in memory.
+"""
+
+import os
+import time
+from urllib.parse import quote
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from .config import SERVICE
+
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+# Where the Flask app leaves the matched route pattern for this middleware.
+ROUTE_KEY = "productpage.route"
+UNMATCHED = "unmatched"
+
+# The catalogue names two metrics; the extra *_created series are noise (and
+# multiprocess mode never exports them, so in-process tests see the same).
+disable_created_metrics()
+
+# Anything else is counted as OTHER, so made-up methods cannot add series.
+_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"))
+
+
+class Metrics:
+    def __init__(self):
+        self.multiprocess = "PROMETHEUS_MULTIPROC_DIR" in os.environ
+        # Own registry, so tests can build several apps in one process.
+        self._registry = CollectorRegistry()
+        self._requests = Counter(
+            "http_requests_total", "HTTP requests served, by method, route pattern and status.",
+            ("method", "route", "status"), registry=self._registry)
+        self._duration = Histogram(
+            "http_request_duration_seconds",
+            "Time from receiving the request to having the response ready.",
+            ("method", "route", "status"), buckets=BUCKETS, registry=self._registry)
+        self._children = {}
+
+    def observe(self, method: str, route: str, status: str, seconds: float):
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (
+                self._requests.labels(*key), self._duration.labels(*key))
+        children[0].inc()
+        children[1].observe(seconds)
+
+    def exposition(self):
+        """(body, content type) in the Prometheus text format 0.0.4 (what the
+        catalogue names; generate_latest's output is that format)."""
+        if self.multiprocess:
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)
+        else:
+            registry = self._registry
+        return generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4
+
+
+def _rfc3339(now: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+
+
+def _logged_path(environ) -> str:
+    # The raw, still percent-encoded path: a decoded one could carry blanks or
+    # line breaks into the log line.
+    raw = environ.get("RAW_URI") or quote(environ.get("PATH_INFO", ""), safe="/")
+    return raw.split("?", 1)[0]
+
+
+class Instrumented:
+    """Wraps the app: one metrics sample per response, and the access-log line
+    when ACCESS_LOG=true (written with one write() so workers never interleave)."""
+
+    def __init__(self, app, metrics: Metrics, access_log: bool):
+        self.app = app
+        self.metrics = metrics
+        self.access_log = access_log
+
+    def __call__(self, environ, start_response):
+        started = time.perf_counter()
+        seen = []
+
+        def recording_start_response(status, headers, exc_info=None):
+            seen.append(status)
+            return start_response(status, headers, exc_info)
+
+        body = self.app(environ, recording_start_response)
+        seconds = time.perf_counter() - started
+        status = seen[-1][:3] if seen else "500"
+        method = environ["REQUEST_METHOD"]
+        self.metrics.observe(method if method in _METHODS else "OTHER",
+                             environ.get(ROUTE_KEY, UNMATCHED), status, seconds)
+        if self.access_log:
+            line = (f"{_rfc3339(time.time())} {SERVICE} {method} "
+                    f"{_logged_path(environ)} {status} {seconds * 1000:.3f}\n")
+            os.write(1, line.encode("latin-1", "replace"))
+        return body

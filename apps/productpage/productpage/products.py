@@ -1,0 +1,22 @@
+"""The product catalogue: one book, as in upstream Bookinfo."""
+
+import json
+
+# The author's full name is left out of the description on purpose: docs tests
+# grep the page for "William Shakespeare" to learn that details answered, so
+# only the details backend may put it there.
+PRODUCTS = [
+    {
+        "id": 0,
+        "title": "The Comedy of Errors",
+        "descriptionHtml": (
+            '<a href="https://en.wikipedia.org/wiki/The_Comedy_of_Errors">Wikipedia Summary</a>: '
+            "The Comedy of Errors is one of <b>Shakespeare's</b> early plays. It is his shortest "
+            "and one of his most farcical comedies, with a major part of the humour coming from "
+            "slapstick and mistaken identity, in addition to puns and word play."
+        ),
+    }
+]
+
+# Serialised once: the list never changes while the process runs.
+PRODUCTS_JSON = json.dumps(PRODUCTS).encode()

@@ -1,0 +1,87 @@
+"""A connection pool for one backend, honouring the UPSTREAM_* knobs.
+
+urllib3 and requests cannot retire a connection after N requests, and cost
+more CPU per call than this page can afford, so the pool is our own: a LIFO
+of idle connections (see http1.py), each retired after `max_requests` uses.
+"""
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable, Tuple
+
+from .http1 import Connection, PeerClosed, ProtocolError
+
+# Idle connections kept per backend; more concurrent calls than this still
+# work, the surplus connections are closed when returned.
+MAX_IDLE = 64
+
+# How a kept-alive connection shows that the peer closed it while it sat
+# idle: the request never reached the application, so it is sent again on a
+# new connection, which is not a second attempt.
+_STALE = (PeerClosed, ConnectionResetError, BrokenPipeError)
+
+
+class UpstreamError(Exception):
+    """The call got no HTTP response (refused, reset, timed out, garbled)."""
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+
+
+class Upstream:
+    """GET requests to one host:port."""
+
+    def __init__(self, host: str, port: int, *, keepalive: bool, max_requests: int,
+                 nodelay: bool, timeout: float):
+        self.host = host
+        self.port = port
+        self.keepalive = keepalive
+        self.max_requests = max_requests
+        self.nodelay = nodelay
+        self.timeout = timeout
+        self._idle = deque()
+
+    def get(self, path: str, headers: Iterable[Tuple[str, bytes]] = ()) -> Reply:
+        """One attempt: a Reply for any HTTP response, UpstreamError for none."""
+        conn = self._checkout()
+        reused = conn.uses > 0
+        try:
+            return self._exchange(conn, path, headers)
+        except _STALE as err:
+            if not reused:
+                raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
+        except (OSError, ProtocolError, ValueError) as err:
+            raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
+        try:
+            return self._exchange(self._new(), path, headers)
+        except (OSError, ProtocolError, ValueError) as err:
+            raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
+
+    def close(self):
+        while self._idle:
+            self._idle.pop().close()
+
+    def _new(self) -> Connection:
+        return Connection(self.host, self.port, self.nodelay, self.timeout)
+
+    def _checkout(self) -> Connection:
+        try:
+            return self._idle.pop()
+        except IndexError:
+            return self._new()
+
+    def _exchange(self, conn: Connection, path: str, headers) -> Reply:
+        try:
+            status, body, reusable = conn.get(path, headers, close=not self.keepalive)
+        except BaseException:
+            conn.close()
+            raise
+        if (reusable and self.keepalive and conn.uses < self.max_requests
+                and len(self._idle) < MAX_IDLE):
+            self._idle.append(conn)
+        else:
+            conn.close()
+        return Reply(status, body)

@@ -1,0 +1,193 @@
+"""The gunicorn worker productpage runs: gevent (README, "Choosing the worker
+model"), with what the stock GeventWorker lacks.
+
+- HTTP_NODELAY on accepted sockets. gunicorn sets TCP_NODELAY on its
+  listening socket and Linux copies it to every accepted socket, so `false`
+  would silently stay on; gunicorn writes the response head and body with
+  separate send() calls, exactly the case Nagle delays. The option is set
+  explicitly, both ways, on every accepted socket.
+- Drain on SIGTERM and SIGINT: stop accepting, let in-flight requests finish
+  (their responses carry "Connection: close"), close kept-alive connections
+  that wait for a next request at once instead of after their idle timeout,
+  and exit when nothing is left or SHUTDOWN_TIMEOUT_SECONDS passed. The
+  stock worker waits out idle keep-alive connections, polls once a second,
+  and treats SIGINT as "quit now".
+- Connections spread evenly over the workers (see balance.py).
+"""
+
+import _socket
+import signal
+import socket
+import os
+import time
+from functools import partial
+from typing import Optional
+
+import gevent
+from gevent.event import Event
+from gevent.pool import Pool
+from gevent.server import StreamServer
+from gunicorn.workers.ggevent import GeventWorker
+
+from .balance import Balance
+
+# How often a stopping worker looks at what is still running.
+_DRAIN_POLL_SECONDS = 0.05
+# How often a worker that stopped accepting (it holds more connections than
+# another) checks whether it may accept again; someone else accepts meanwhile.
+_BALANCE_POLL_SECONDS = 0.01
+_HEARTBEAT_SECONDS = 1.0
+
+
+def _shutdown(sock):
+    """End a connection whose greenlet waits for the next request.
+
+    shutdown() makes that greenlet read a clean end of stream and close the
+    socket itself. gevent's own socket.shutdown() would instead cancel the
+    wait with EBADF, which gunicorn logs as an error with a traceback, so
+    the kernel call is made on a plain socket object sharing the descriptor.
+    """
+    raw = _socket.socket(fileno=sock.fileno())
+    try:
+        raw.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        raw.detach()
+
+
+def set_nodelay(sock, on: bool):
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if on else 0)
+
+
+CUT_OFF_MARKER = "shutdown-cut-off"
+
+
+def mark_cut_off():
+    """Tell the master that requests were abandoned, so that it exits 1
+    (docs/configuration.md): a file in the per-start directory both share."""
+    shared = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if shared:
+        open(os.path.join(shared, CUT_OFF_MARKER), "w").close()
+
+
+class ProductpageWorker(GeventWorker):
+    nodelay = True
+    balance: Optional[Balance] = None
+    # Set by the master before fork (server.py, pre_fork hook).
+    slot: Optional[int] = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Client sockets between requests (waiting for the next one), and the
+        # requests being served.
+        self._idle = set()
+        self._in_flight = set()
+        # Wakes the run loop: to stop, or to poll faster after pausing accept.
+        self._wake = None
+        self._servers = []
+        self._accepting = True
+
+    def init_signals(self):
+        super().init_signals()
+        # Watched by gevent's loop: a plain Python handler would only run once
+        # the hub next returns to Python, up to a heartbeat (1 s) later.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            gevent.signal_handler(sig, self.handle_exit, sig, None)
+
+    def handle_exit(self, sig, frame):
+        self.alive = False
+        # Their responses are not written yet: tell those clients to go.
+        for req in self._in_flight:
+            req.must_close = True
+        if self._wake is not None:
+            self._wake.set()
+
+    def handle(self, listener, client, addr):
+        set_nodelay(client, self.nodelay)
+        self._count_connection(+1)
+        self._idle.add(client)
+        try:
+            super().handle(listener, client, addr)
+        finally:
+            self._idle.discard(client)
+            self._count_connection(-1)
+
+    def handle_request(self, listener_name, req, sock, addr):
+        self._idle.discard(sock)
+        self._in_flight.add(req)
+        try:
+            return super().handle_request(listener_name, req, sock, addr)
+        finally:
+            self._in_flight.discard(req)
+            self._idle.add(sock)
+
+    def run(self):
+        self._wake = Event()
+        for listener in self.sockets:
+            listener.setblocking(1)
+            server = StreamServer(listener, handle=partial(self.handle, listener),
+                                  spawn=Pool(self.worker_connections))
+            # One connection per wake-up, so that a worker that should stop
+            # accepting can do so before it takes a second one.
+            server.max_accept = 1
+            server.start()
+            self._servers.append(server)
+
+        while self.alive:
+            self.notify()
+            if self._balanced():
+                self.balance.beat(self.slot)
+                self._rebalance()
+            self._wake.wait(_HEARTBEAT_SECONDS if self._accepting else _BALANCE_POLL_SECONDS)
+            self._wake.clear()
+        self._drain()
+
+    def _drain(self):
+        for server in self._servers:
+            server.close()
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        while time.monotonic() < deadline:
+            self._close_idle()
+            if all(server.pool.free_count() == server.pool.size for server in self._servers):
+                return
+            self.notify()
+            gevent.sleep(_DRAIN_POLL_SECONDS)
+        self.log.warning("Shutdown timeout: abandoning %d connection(s)",
+                         sum(s.pool.size - s.pool.free_count() for s in self._servers))
+        mark_cut_off()
+        for server in self._servers:
+            server.stop(timeout=1)
+
+    def _close_idle(self):
+        for sock in list(self._idle):
+            _shutdown(sock)
+
+    def _balanced(self) -> bool:
+        return self.balance is not None and self.slot is not None
+
+    def _count_connection(self, delta: int):
+        if self._balanced():
+            self.balance.add(self.slot, delta)
+            self._rebalance()
+
+    def _rebalance(self):
+        if not self.alive:
+            return
+        accept = self.balance.may_accept(self.slot)
+        if accept == self._accepting:
+            return
+        self._accepting = accept
+        for server in self._servers:
+            if accept:
+                server.start_accepting()
+            else:
+                server.stop_accepting()
+        if not accept:
+            self._wake.set()
+
+
+def worker_class(nodelay: bool, balance: Optional[Balance]):
+    """The worker class for this start, its settings fixed before fork."""
+    return type("ProductpageWorker", (ProductpageWorker,), {"nodelay": nodelay, "balance": balance})
+

@@ -1,0 +1,98 @@
+"""SIGTERM/SIGINT: finish in-flight requests, close idle keep-alive
+connections, exit 0 within SHUTDOWN_TIMEOUT_SECONDS."""
+
+import json
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from fakes import DETAILS
+from service import SERVE, base_env, free_port
+
+
+def in_flight(svc, path):
+    """Start GET path in a thread; returns a dict filled in when it finishes."""
+    result = {}
+
+    def run():
+        try:
+            conn = svc.connection(timeout=15)
+            conn.request("GET", path)
+            response = conn.getresponse()
+            result.update(status=response.status, body=response.read(),
+                          connection=response.headers["Connection"])
+        except OSError as err:
+            result.update(error=err)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, result
+
+
+def wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.001)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_drains_then_exits_0(start_service, backends, sig):
+    svc = start_service(WEB_CONCURRENCY="2", SHUTDOWN_TIMEOUT_SECONDS="8")
+    backends.details.answer("/details/0", body=DETAILS, delay=1.5)
+
+    idle = svc.connection()
+    idle.request("GET", "/health")
+    idle.getresponse().read()
+
+    thread, result = in_flight(svc, "/api/v1/products/0")
+    wait_for(lambda: backends.details.seen())
+
+    signalled = time.monotonic()
+    svc.signal(sig)
+
+    # The idle kept-alive connection is closed at once, not after 60 s.
+    idle.sock.settimeout(5)
+    assert idle.sock.recv(1) == b""
+    assert time.monotonic() - signalled < 1.0
+
+    thread.join(10)
+    assert result.get("status") == 200, result
+    assert json.loads(result["body"]) == DETAILS
+    assert result["connection"] == "close"
+
+    assert svc.proc.wait(8) == 0
+    assert 1.0 < time.monotonic() - signalled < 4.0, svc.stderr()
+
+
+def test_shutdown_timeout_bounds_the_drain(start_service, backends):
+    svc = start_service(SHUTDOWN_TIMEOUT_SECONDS="1")
+    backends.details.answer("/details/0", body=DETAILS, delay=2.8)
+    thread, result = in_flight(svc, "/api/v1/products/0")
+    wait_for(lambda: backends.details.seen())
+
+    signalled = time.monotonic()
+    svc.signal(signal.SIGTERM)
+    assert svc.proc.wait(10) == 1, "a drain cut short must not exit 0"
+    assert time.monotonic() - signalled < 2.5
+    thread.join(10)
+    assert "status" not in result, "the request outlived the shutdown timeout"
+
+
+def test_sigterm_while_workers_boot_is_not_lost():
+    """A worker inherits the master's handlers at fork; a SIGTERM it gets
+    before setting its own must still stop it (else: wait for the timeout)."""
+    svc_env = base_env({"PORT": str(free_port()), "LISTEN_ADDRESS": "127.0.0.1",
+                        "WEB_CONCURRENCY": "2", "SHUTDOWN_TIMEOUT_SECONDS": "10"})
+    proc = subprocess.Popen([str(SERVE)], env=svc_env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    wait_for(lambda: children.exists() and len(children.read_text().split()) == 2, timeout=20)
+    signalled = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(15) == 0
+    assert time.monotonic() - signalled < 3.0

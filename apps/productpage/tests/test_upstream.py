@@ -1,0 +1,207 @@
+"""The outbound pool and HTTP/1.1 client against real loopback peers."""
+
+import socket
+import threading
+import time
+
+import pytest
+
+from fakes import FakeBackend
+from productpage.http1 import Connection
+from productpage.upstream import Upstream, UpstreamError
+
+
+@pytest.fixture
+def peer():
+    fake = FakeBackend()
+    fake.answer("/x", body=b'{"ok":true}')
+    yield fake
+    fake.close()
+
+
+def pool(port, keepalive=True, max_requests=100, nodelay=True, timeout=2.0):
+    return Upstream("127.0.0.1", port, keepalive=keepalive, max_requests=max_requests,
+                    nodelay=nodelay, timeout=timeout)
+
+
+def test_connections_are_reused_and_retired_after_max_requests(peer):
+    upstream = pool(peer.port, max_requests=3)
+    for _ in range(7):
+        reply = upstream.get("/x")
+        assert (reply.status, reply.body) == (200, b'{"ok":true}')
+    assert peer.per_connection() == [3, 3, 1]
+    assert all("connection" not in r.headers for r in peer.seen())
+
+
+def test_max_requests_one_means_a_connection_per_call(peer):
+    upstream = pool(peer.port, max_requests=1)
+    for _ in range(4):
+        upstream.get("/x")
+    assert peer.per_connection() == [1, 1, 1, 1]
+
+
+def test_no_keepalive_opens_a_connection_per_call_and_says_close(peer):
+    upstream = pool(peer.port, keepalive=False)
+    for _ in range(5):
+        assert upstream.get("/x").status == 200
+    assert peer.per_connection() == [1] * 5
+    assert [r.headers.get("connection") for r in peer.seen()] == ["close"] * 5
+
+
+def test_headers_and_host_are_sent(peer):
+    pool(peer.port).get("/x", [("x-request-id", b"abc"), ("end-user", "jösé".encode())])
+    headers = peer.seen()[0].headers
+    assert headers["host"] == f"127.0.0.1:{peer.port}"
+    assert headers["x-request-id"] == "abc"
+    assert headers["end-user"].encode("latin-1") == "jösé".encode()
+
+
+def test_concurrent_calls_use_separate_connections(peer):
+    peer.answer("/x", body=b"{}", delay=0.2)
+    upstream = pool(peer.port)
+    threads = [threading.Thread(target=upstream.get, args=("/x",)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(peer.per_connection()) == [1, 1, 1]
+    upstream.get("/x")
+    assert len(peer.per_connection()) == 3, "an idle pooled connection is reused"
+
+
+@pytest.mark.parametrize("nodelay", [True, False])
+def test_nodelay_is_set_both_ways(peer, nodelay):
+    conn = Connection("127.0.0.1", peer.port, nodelay=nodelay, timeout=2.0)
+    conn.get("/x", [], close=False)
+    assert conn.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == int(nodelay)
+    conn.close()
+
+
+def test_ipv6_host_header():
+    assert Connection("::1", 9080, True, 1.0).host_header == b"[::1]:9080"
+
+
+class Canned:
+    """A raw server: answers request i with responses[i] (the last repeats),
+    then closes the connection when close_after is true."""
+
+    def __init__(self, responses, close_after=False, drip=None):
+        self.responses = list(responses)
+        self.close_after = close_after
+        self.drip = drip
+        self.connections = 0
+        self.requests = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._conn, args=(sock,), daemon=True).start()
+
+    def _conn(self, sock):
+        with sock:
+            buf = b""
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    data = sock.recv(4096)
+                    if not data:
+                        return
+                    buf += data
+                buf = buf.split(b"\r\n\r\n", 1)[1]
+                response = self.responses[min(self.requests, len(self.responses) - 1)]
+                self.requests += 1
+                try:
+                    if self.drip:
+                        for byte in response:
+                            sock.sendall(bytes([byte]))
+                            time.sleep(self.drip)
+                    else:
+                        sock.sendall(response)
+                except OSError:
+                    return  # the client gave up
+                if self.close_after:
+                    return
+
+    def close(self):
+        self.listener.close()
+
+
+@pytest.mark.parametrize("raw,body,reused", [
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", b"hello", True),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b"3;ext=1\r\nhel\r\n2\r\nlo\r\n0\r\nTrailer: x\r\n\r\n", b"hello", True),
+    (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok", b"ok", True),
+    (b"HTTP/1.1 204 No Content\r\n\r\n", b"", True),
+    (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", b"ok", False),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", b"ok", False),
+    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", b"ok", True),
+])
+def test_response_framings(raw, body, reused):
+    server = Canned([raw])
+    upstream = pool(server.port)
+    assert upstream.get("/").body == body
+    assert upstream.get("/").body == body
+    assert server.connections == (1 if reused else 2)
+    server.close()
+
+
+def test_body_delimited_by_close():
+    server = Canned([b"HTTP/1.1 200 OK\r\n\r\nuntil close"], close_after=True)
+    assert pool(server.port).get("/").body == b"until close"
+    server.close()
+
+
+@pytest.mark.parametrize("raw", [
+    b"garbage\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+    b"HTTP/1.1 200 OK\r\nContent-Length: nope\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+])
+def test_garbled_response_is_an_error(raw):
+    server = Canned([raw], close_after=True)
+    with pytest.raises(UpstreamError):
+        pool(server.port).get("/")
+    server.close()
+
+
+def test_pooled_connection_closed_by_peer_is_replaced_transparently():
+    # Claims keep-alive, then closes: the next call finds a dead pooled socket.
+    server = Canned([b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], close_after=True)
+    upstream = pool(server.port)
+    assert upstream.get("/").body == b"ok"
+    time.sleep(0.05)
+    assert upstream.get("/").body == b"ok"
+    assert (server.connections, server.requests) == (2, 2)
+    server.close()
+
+
+def test_fresh_connection_closed_without_answer_is_not_retried():
+    server = Canned([b""], close_after=True)
+    with pytest.raises(UpstreamError):
+        pool(server.port).get("/")
+    assert server.connections == 1
+    server.close()
+
+
+def test_refused_connection_is_an_error():
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    with pytest.raises(UpstreamError):
+        pool(port).get("/")
+
+
+def test_timeout_bounds_the_whole_call_not_each_read():
+    # One byte every 50 ms never trips a per-read timeout of 0.3 s.
+    server = Canned([b"HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n" + b"x" * 40], drip=0.05)
+    started = time.monotonic()
+    with pytest.raises(UpstreamError):
+        pool(server.port, timeout=0.3).get("/")
+    assert 0.25 < time.monotonic() - started < 0.8
+    server.close()
