@@ -10,7 +10,7 @@ import (
 // contract's timeouts (a refused connection is immediate; even a timed-out
 // reviews call is bounded by two 3 s attempts).
 func TestPageDegradesAsBackendsStop(t *testing.T) {
-	st := stackV3.need(t)
+	st := stackDegrade.need(t)
 	steps := []struct {
 		stop string
 		want []string

@@ -16,8 +16,8 @@ import (
 type loadResult struct {
 	mu      sync.Mutex
 	ok      int
-	refused int              // connection refused: the service no longer accepts
-	bad     map[string]int   // any other failure: a dropped request
+	refused int            // connection refused: the service no longer accepts
+	bad     map[string]int // any other failure: a dropped request
 	codes   map[int]int
 }
 
@@ -66,7 +66,7 @@ func steadyLoad(ctx context.Context, url string, qps, conns int) *loadResult {
 // the listener closed; none is reset or cut off, and the service exits
 // within its drain period (SHUTDOWN_TIMEOUT_SECONDS, 10 s by default).
 func TestSIGTERMDrainsUnderLoad(t *testing.T) {
-	st := stackV1.need(t)
+	st := stackDrain.need(t)
 	for _, tt := range []struct{ svc, path string }{
 		{"details", "/details/0"},
 		{"productpage", "/productpage"},

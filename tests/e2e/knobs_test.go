@@ -33,21 +33,38 @@ func percentile(res *fhttp.HTTPRunnerResults, p float64) time.Duration {
 // The legacy profile must really show the classic sample's Nagle stall on
 // details: WEBrick writes head and body separately, and without TCP_NODELAY
 // the body waits for the client's delayed ACK (~40 ms).
+//
+// Where it shows depends on Linux's delayed-ACK heuristics: a client that
+// sends its next request within the ACK timeout (~40 ms) of the last response
+// stays in "pingpong" mode and delays its ACKs, so every response stalls; at
+// 10 requests/s per connection (100 RPS over 10) the client leaves that mode
+// between requests and the stall shows only in the far tail. So the
+// assertion runs one keep-alive connection at 100 RPS, where it is certain,
+// and the 100/10 profile is measured and logged for the record.
 func TestLegacyDetailsStallsTunedDoesNot(t *testing.T) {
 	tuned, legacy := stackV2.need(t), stackLegacy.need(t)
-	rt := fortioRun(t, tuned.url("details", "/details/0"), 100, 10, 3*time.Second)
-	rl := fortioRun(t, legacy.url("details", "/details/0"), 100, 10, 3*time.Second)
+	rt := fortioRun(t, tuned.url("details", "/details/0"), 100, 1, 2*time.Second)
+	rl := fortioRun(t, legacy.url("details", "/details/0"), 100, 1, 2*time.Second)
 	pt, pl := percentile(rt, 90), percentile(rl, 90)
-	t.Logf("details p90 at 100 RPS / 10 keep-alive connections: tuned %v, legacy %v (%d and %d requests)",
-		pt, pl, rt.DurationHistogram.Count, rl.DurationHistogram.Count)
+	t.Logf("details p90 at 100 RPS over 1 keep-alive connection: tuned %v (%.0f RPS achieved), legacy %v (%.0f RPS achieved)",
+		pt, rt.ActualQPS, pl, rl.ActualQPS)
 	for name, r := range map[string]*fhttp.HTTPRunnerResults{"tuned": rt, "legacy": rl} {
-		if r.RetCodes[200] != r.DurationHistogram.Count || r.DurationHistogram.Count < 250 {
+		if r.RetCodes[200] != r.DurationHistogram.Count || r.DurationHistogram.Count < 20 {
 			t.Errorf("%s run: %v of %d requests", name, r.RetCodes, r.DurationHistogram.Count)
 		}
 	}
-	if pl < pt+10*time.Millisecond {
+	if pl < pt+10*time.Millisecond || pl < 30*time.Millisecond {
 		t.Errorf("legacy p90 %v is not 10 ms above tuned p90 %v: the HTTP_NODELAY knob has no effect", pl, pt)
 	}
+	if rt.ActualQPS < 90 {
+		t.Errorf("tuned details held only %.0f of 100 RPS on one connection", rt.ActualQPS)
+	}
+
+	wt := fortioRun(t, tuned.url("details", "/details/0"), 100, 10, 3*time.Second)
+	wl := fortioRun(t, legacy.url("details", "/details/0"), 100, 10, 3*time.Second)
+	t.Logf("for the record, 100 RPS over 10 connections: tuned p50 %v p99 %v max %v; legacy p50 %v p99 %v max %v",
+		percentile(wt, 50), percentile(wt, 99), time.Duration(wt.DurationHistogram.Max*float64(time.Second)),
+		percentile(wl, 50), percentile(wl, 99), time.Duration(wl.DurationHistogram.Max*float64(time.Second)))
 }
 
 // With keep-alive off every service must still frame its responses:

@@ -73,10 +73,10 @@ func TestPageStringsByReviewsVersion(t *testing.T) {
 // ratingsStandIn answers as ratings does and records the end-user header
 // of every call, so the test sees what reaches ratings.
 type ratingsStandIn struct {
-	mu        sync.Mutex
-	endUsers  []string
-	listener  net.Listener
-	srv       *http.Server
+	mu       sync.Mutex
+	endUsers []string
+	listener net.Listener
+	srv      *http.Server
 }
 
 func startRatingsStandIn(t *testing.T, port int) *ratingsStandIn {

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	flog "fortio.org/log"
 )
 
 var (
@@ -35,15 +37,19 @@ type stack struct {
 // The stacks the suite uses, started together in TestMain because the
 // services (Spring Boot above all) take seconds to start.
 var (
-	stackV2     = &stack{name: "tuned-v2", args: []string{"--reviews", "v2"}}
-	stackV1     = &stack{name: "tuned-v1 (drain)", args: []string{"--reviews", "v1"}}
-	stackV3     = &stack{name: "tuned-v3 (degradation)", args: []string{"--reviews", "v3"}}
-	stackLegacy = &stack{name: "legacy-v2", args: []string{"--profile", "legacy"}}
-	stackLogin  = &stack{name: "login, ratings stand-in", args: []string{"--without", "ratings"}}
-	stackClose  = &stack{name: "keep-alive off", args: []string{
+	stackV2 = &stack{name: "tuned-v2", args: []string{"--reviews", "v2"}}
+	stackV1 = &stack{name: "tuned-v1", args: []string{"--reviews", "v1"}}
+	stackV3 = &stack{name: "tuned-v3", args: []string{"--reviews", "v3"}}
+	// Tests that stop services get stacks of their own, so that no other
+	// test depends on running before or after them.
+	stackDrain   = &stack{name: "drain", args: []string{"--reviews", "v1"}}
+	stackDegrade = &stack{name: "degradation", args: []string{"--reviews", "v3"}}
+	stackLegacy  = &stack{name: "legacy-v2", args: []string{"--profile", "legacy"}}
+	stackLogin   = &stack{name: "login, ratings stand-in", args: []string{"--without", "ratings"}}
+	stackClose   = &stack{name: "keep-alive off", args: []string{
 		"--set", "productpage.HTTP_KEEPALIVE=false", "--set", "details.HTTP_KEEPALIVE=false",
 		"--set", "reviews.HTTP_KEEPALIVE=false", "--set", "ratings.HTTP_KEEPALIVE=false"}}
-	allStacks = []*stack{stackV2, stackV1, stackV3, stackLegacy, stackLogin, stackClose}
+	allStacks = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose}
 )
 
 func TestMain(m *testing.M) {
@@ -51,6 +57,8 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	// fortio logs every closed socket at info level; the tests report what matters.
+	flog.SetLogLevelQuiet(flog.Warning)
 	wd, _ := os.Getwd()
 	repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
 	tmp, err := os.MkdirTemp("", "bookinfo-e2e-")
@@ -75,8 +83,13 @@ func runMain(m *testing.M) int {
 	}()
 
 	var wg sync.WaitGroup
-	for i, s := range allStacks {
-		s.base = freeBase(30000 + (os.Getpid()%200)*40 + i*6)
+	// Below Linux's ephemeral range (32768+), where outgoing connections
+	// could take a port a service is about to listen on; one after another,
+	// so that no two stacks overlap.
+	next := 20000 + (os.Getpid()%100)*100
+	for _, s := range allStacks {
+		s.base = freeBase(next)
+		next = s.base + 4
 		wg.Add(1)
 		go func(s *stack) {
 			defer wg.Done()
@@ -94,7 +107,7 @@ func runMain(m *testing.M) int {
 
 // freeBase returns a port base at or after from whose four ports are free.
 func freeBase(from int) int {
-	for base := from; base < 60000; base += 4 {
+	for base := from; base < 32760; base += 4 {
 		free := true
 		for i := 0; i < 4 && free; i++ {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))

@@ -6,6 +6,7 @@ from typing import Optional
 
 from flask import Flask, Response, redirect, render_template, request, session
 from werkzeug.exceptions import InternalServerError, MethodNotAllowed, NotFound
+from werkzeug.routing import RoutingException
 
 from .backends import Backends, Result, outgoing_headers
 from .config import Config
@@ -138,8 +139,13 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
     def method_not_allowed(err):
         allowed = sorted(err.valid_methods or ())
         if allowed:
-            rule, _ = app.create_url_adapter(request).match(method=allowed[0], return_rule=True)
-            request.environ[ROUTE_KEY] = labels[rule.rule]
+            try:
+                rule, _ = app.create_url_adapter(request).match(method=allowed[0], return_rule=True)
+                request.environ[ROUTE_KEY] = labels[rule.rule]
+            except RoutingException:
+                # e.g. a path werkzeug would redirect to merge its slashes:
+                # the answer stays 405, the route label stays "unmatched".
+                pass
         response = json_response(METHOD_NOT_ALLOWED, 405)
         response.headers["Allow"] = ", ".join(allowed)
         return response
