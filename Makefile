@@ -11,7 +11,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: setup-apps build tools ## install toolchains and dependencies, build every app, bookload and the manifest-test tools (idempotent)
+setup: setup-apps build tools load-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium and the manifest-test tools (idempotent)
 
 .PHONY: setup-apps
 setup-apps: ## make setup in every apps/<service>
@@ -33,6 +33,15 @@ demo: setup ## tuned and legacy stacks side by side, short scenarios on details 
 .PHONY: tools
 tools: ## build/cache kube-apiserver, etcd, istioctl and CRDs for the manifest tests (outside the repo)
 	@bash scripts/k8s-tools.sh
+
+.PHONY: load-tools
+load-tools: ## build/cache k6 v1.8.1 (bookload run --engine k6) and install Chromium (report test)
+	@bash scripts/k6-tools.sh
+	@bash scripts/browser-tools.sh
+
+.PHONY: report
+report: build ## one HTML report of every run under results/ (results/report.html, PNGs in results/charts/)
+	@$(BOOKLOAD) report results -o results/report.html --png results/charts
 
 .PHONY: images
 images: ## build the container images with docker or podman (bookinfo-bench/<app>:<version>)

@@ -16,14 +16,15 @@ model"), with what the stock GeventWorker lacks.
 """
 
 import _socket
+import os
 import signal
 import socket
-import os
 import time
 from functools import partial
 from typing import Optional
 
 import gevent
+from gevent import socket as gsocket
 from gevent.event import Event
 from gevent.pool import Pool
 from gevent.server import StreamServer
@@ -144,7 +145,9 @@ class ProductpageWorker(GeventWorker):
         self._drain()
 
     def _drain(self):
-        for server in self._servers:
+        for listener, server in zip(self.sockets, self._servers):
+            server.stop_accepting()
+            self._take_backlog(listener, server)
             server.close()
         deadline = time.monotonic() + self.cfg.graceful_timeout
         while time.monotonic() < deadline:
@@ -158,6 +161,25 @@ class ProductpageWorker(GeventWorker):
         mark_cut_off()
         for server in self._servers:
             server.stop(timeout=1)
+
+    def _take_backlog(self, listener, server):
+        """Serve the connections already queued on the listening socket.
+
+        The workers share one listening socket, and the kernel resets every
+        connection still in its accept queue when the last worker closes it:
+        clients that connected just before the drain would see a reset
+        instead of an answer (or a refusal they could retry elsewhere).
+        Accepted now, they get their response with Connection: close.
+        """
+        sock = server.socket  # the raw socket gevent's server reads from
+        sock.setblocking(False)
+        while True:
+            try:
+                fd, addr = sock._accept()
+            except OSError:  # BlockingIOError: the queue is empty
+                return
+            client = gsocket.socket(sock.family, sock.type, sock.proto, fileno=fd)
+            server.pool.spawn(self.handle, listener, client, addr)
 
     def _close_idle(self):
         for sock in list(self._idle):

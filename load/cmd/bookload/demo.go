@@ -45,6 +45,7 @@ func demoCmd(args []string) int {
 	out, err := demo.Run(ctx, cfg)
 	if out != nil && len(out.Dirs) > 0 {
 		fmt.Fprintf(os.Stderr, "\nresults kept in: %s\nagain later: bookload compare %s --baseline legacy\n", strings.Join(out.Dirs, " "), strings.Join(out.Dirs, " "))
+		fmt.Fprintf(os.Stderr, "        or: bookload report %s --baseline legacy -o report.html --png charts/\n", strings.Join(out.Dirs, " "))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bookload demo:", err)
@@ -55,4 +56,3 @@ func demoCmd(args []string) int {
 	}
 	return 0
 }
-

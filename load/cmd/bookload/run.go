@@ -79,8 +79,9 @@ func runCmd(args []string) int {
 	dir := fs.String("scenarios", "scenarios", "`DIR` holding SCENARIO.yaml when SCENARIO is a name")
 	baseline := fs.String("baseline", "", "target the summary compares against (default: the first)")
 	format := fs.String("format", "md", "summary format: md, csv, json or bench")
+	engineName := fs.String("engine", "auto", "load generator for http(s) targets: auto (by URL scheme: fortio in-process for http/https), fortio, or k6 (the k6 binary; see load/README.md)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--out DIR] [--repetitions N] [--label k=v]...")
+		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine auto|fortio|k6] [--out DIR] [--repetitions N] [--label k=v]...")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
 		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")
 		fmt.Fprintln(fs.Output())
@@ -102,6 +103,11 @@ func runCmd(args []string) int {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)
 		return 1
 	}
+	engineFor, err := runner.EngineNamed(*engineName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookload run:", err)
+		return 2
+	}
 	if len(targets) == 0 {
 		t, err := target.Local(s.Service)
 		if err != nil {
@@ -121,6 +127,7 @@ func runCmd(args []string) int {
 	}
 	res, err := runner.Run(ctx, runner.Config{
 		Scenario: s, Targets: targets, Repetitions: *reps, Out: *out, Labels: labels, Progress: progress,
+		EngineFor: engineFor,
 	})
 	if res == nil {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)

@@ -98,6 +98,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 		opts.Confidence = 0.95
 	}
 	t := &Table{Alpha: opts.Alpha, Confidence: opts.Confidence, Warnings: []string{}, Notes: []string{}, reps: map[rowKey][]results.Rep{}}
+	runs = splitEngines(runs)
 	var scenarios, targets []string
 	profiles := map[string][]string{}
 	targetRun := map[string]map[string]bool{} // target -> run ids it came from
@@ -136,7 +137,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("no targets in %s", strings.Join(t.Runs, ", "))
 	}
-	t.Baseline = opts.Baseline
+	t.Baseline = resolveBaseline(opts.Baseline, targets)
 	if t.Baseline == "" {
 		t.Baseline = targets[0]
 	}
@@ -182,7 +183,36 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 			pair, opts.Alpha, stats.RepetitionsNeeded(opts.Alpha), stats.RepetitionsNeeded(opts.Alpha)))
 	}
 	t.ciNote()
+	t.precisionNote(ordered)
 	return t, nil
+}
+
+// precisionNote says which targets' latencies come from a remote fortio's
+// bucket histogram (engine_metadata.precision "fortio-buckets", set by package
+// fortiorest) rather than from per-request samples.
+func (t *Table) precisionNote(targets []string) {
+	var remote []string
+	for _, tg := range targets {
+		for k, reps := range t.reps {
+			if k.target != tg || slices.Contains(remote, tg) {
+				continue
+			}
+			for _, r := range reps {
+				if p, _ := r.EngineMetadata["precision"].(string); p == "fortio-buckets" {
+					remote = append(remote, tg)
+					break
+				}
+			}
+		}
+	}
+	if len(remote) == 0 {
+		return
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf(
+		"%s ran on a remote fortio (fortio+http): latencies are rebuilt from fortio's histogram buckets "+
+			"(count, avg, min and max exact; percentiles within a bucket, 0.1 ms below 1.2 ms, 10-25%% of the value up to 100 ms, coarser above), "+
+			"and their corrected latency equals the plain one (no per-request send times)",
+		strings.Join(remote, ", ")))
 }
 
 func (t *Table) notInterleaved(targets []string, from map[string]map[string]bool) {
@@ -263,6 +293,7 @@ func (t *Table) row(sc, profile, tg string, reps []results.Rep) Row {
 			"%s: achieved %.1f qps, %.1f%% below the %g requested, in %d of %d repetitions: the target (or the client) could not carry this rate, and its latencies are for a lower load than asked",
 			who, row.QPS, 100*(1-row.QPS/row.TargetQPS), row.TargetQPS, short, len(reps)))
 	}
+	row.Warnings = append(row.Warnings, droppedWarning(who, reps)...)
 	if row.Errors > 0 {
 		row.Warnings = append(row.Warnings, fmt.Sprintf("%s: %d errors in %d requests (%.2f%%): %s; error responses are included in the latencies",
 			who, row.Errors, row.Requests, 100*float64(row.Errors)/float64(max(row.Requests, 1)), describeCodes(codes)))

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/report"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -30,13 +32,15 @@ type Config struct {
 	Progress              io.Writer // live progress line, nil for none
 }
 
-// Outcome lists the run directories the demo wrote.
+// Outcome lists the run directories the demo wrote, and its report.
 type Outcome struct {
-	Dirs []string
+	Dirs   []string
+	Report string // the HTML report's path, once written
 }
 
 // Run starts both stacks, runs every scenario against both (interleaved,
-// legacy as the baseline), prints the tables, and always stops the stacks.
+// legacy as the baseline), prints the tables, writes the HTML report
+// (<Out>/demo-report.html) and prints its path, and always stops the stacks.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var scs []*scenario.Scenario
 	for _, name := range cfg.Scenarios {
@@ -103,7 +107,30 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		tables = append(tables, t)
 	}
 	fmt.Fprintf(cfg.Stdout, "\n%s\n", Sentence(scs, tables))
+	path, err := writeReport(cfg.Out, out.Dirs)
+	if err != nil {
+		return out, fmt.Errorf("report: %w", err)
+	}
+	out.Report = path
+	fmt.Fprintf(cfg.Stdout, "\nreport (plots, tables, run metadata; opens offline): %s\n", path)
 	return out, nil
+}
+
+// ReportFile is the demo's HTML report, in the results directory.
+const ReportFile = "demo-report.html"
+
+// writeReport writes the report of the demo's runs to <out>/demo-report.html.
+func writeReport(out string, dirs []string) (string, error) {
+	runs, err := report.Load(dirs)
+	if err != nil {
+		return "", err
+	}
+	r, err := report.Build(runs, report.Options{Baseline: "legacy", Title: "bookload demo: tuned vs legacy local stacks"})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(out, ReportFile)
+	return path, r.WriteFile(path)
 }
 
 // startStacks brings both stacks up at once (the services take seconds to

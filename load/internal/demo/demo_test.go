@@ -1,11 +1,19 @@
 package demo
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 func TestSentenceReportsVerdicts(t *testing.T) {
@@ -50,5 +58,42 @@ func TestConfigRejectsOverlappingStacks(t *testing.T) {
 	c = Config{TunedBase: 9080, LegacyBase: 9180}
 	if err := c.Validate(); err != nil || c.Out != "results" {
 		t.Errorf("valid config: %v %+v", err, c)
+	}
+}
+
+// TestWritesReport: the demo's report step writes <out>/demo-report.html from
+// its runs (here two short real fortio runs against a loopback server).
+func TestWritesReport(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) }))
+	defer srv.Close()
+	out := t.TempDir()
+	var dirs []string
+	for _, name := range []string{"demo-details", "demo-page"} {
+		s := &scenario.Scenario{Name: name, Service: "details", Path: "/", Repetitions: 2, KeepAlive: true,
+			Timeout:  scenario.Duration(time.Second),
+			Profiles: []scenario.Profile{{Name: "50rps-2c", QPS: 50, Connections: 2, Duration: scenario.Duration(300 * time.Millisecond)}}}
+		res, err := runner.Run(context.Background(), runner.Config{Scenario: s, Out: out,
+			Targets: []target.Target{{Name: "legacy", URL: srv.URL}, {Name: "tuned", URL: srv.URL}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, res.Dir)
+	}
+	path, err := writeReport(out, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != filepath.Join(out, ReportFile) {
+		t.Errorf("path %s", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{"bookload demo: tuned vs legacy", "legacy (baseline)", `data-kind="percentiles"`, "demo-page"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 }

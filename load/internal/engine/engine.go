@@ -2,8 +2,9 @@
 // turns (scenario profile, target, repetition) into one repetition's Result.
 // Every engine ends in the same Result (plain and corrected latency
 // histograms, counts by status, achieved rate, metadata), so the result store,
-// compare and report never care which engine ran. Today there is one: the
-// fortio library in-process (package fortioengine), for http(s) targets.
+// compare and report never care which engine ran: the fortio library
+// in-process (package fortioengine) for http(s) targets, a fortio server's
+// REST API (package fortiorest) for fortio+http(s) targets.
 package engine
 
 import (
@@ -28,7 +29,7 @@ type Request struct {
 // Live is a running repetition's progress, for a progress line.
 type Live struct {
 	Elapsed  time.Duration
-	Requests int64
+	Requests int64 // < 0: not known before the end (a remote engine)
 	Errors   int64
 }
 

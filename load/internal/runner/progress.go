@@ -35,11 +35,15 @@ func (p *progress) show(i, total int, s Step, reps int, l engine.Live) {
 	if l.Elapsed > 0 {
 		qps = float64(l.Requests) / l.Elapsed.Seconds()
 	}
+	counts := fmt.Sprintf("%.1f qps  %d errors", qps, l.Errors)
+	if l.Requests < 0 {
+		counts = "(remote: counts at the end)"
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s %s %s  %4.1fs/%s  %.1f qps  %d errors",
+	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s %s %s  %4.1fs/%s  %s",
 		i, total, s.Target.Name, s.Profile.Name, what,
-		l.Elapsed.Seconds(), s.Profile.Duration.Std().Round(time.Millisecond), qps, l.Errors)
+		l.Elapsed.Seconds(), s.Profile.Duration.Std().Round(time.Millisecond), counts)
 }
 
 func (p *progress) clear() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
@@ -36,12 +37,14 @@ type Config struct {
 }
 
 // DefaultEngine picks the engine by URL scheme: the in-process fortio library
-// for http and https. Other schemes are where a fortio REST engine (a fortio
-// server inside a cluster) and a k6 engine will plug in.
+// for http and https, a fortio server's REST API (in a cluster) for
+// fortio+http and fortio+https.
 func DefaultEngine(t target.Target) (engine.Engine, error) {
 	switch t.Scheme() {
 	case "http", "https":
 		return &fortioengine.Engine{}, nil
+	case "fortio+http", "fortio+https":
+		return fortiorest.New(t)
 	}
 	return nil, fmt.Errorf("target %s: no engine for %q URLs yet (http and https run in-process on the fortio library)", t.Name, t.Scheme())
 }

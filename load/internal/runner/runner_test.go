@@ -191,8 +191,14 @@ func TestDefaultEngine(t *testing.T) {
 	if e, err := DefaultEngine(target.Target{Name: "a", URL: "https://h"}); err != nil || e.Name() != "fortio" {
 		t.Errorf("https: %v %v", e, err)
 	}
-	if _, err := DefaultEngine(target.Target{Name: "a", URL: "fortio+http://h:8080"}); err == nil {
-		t.Error("fortio+http has no engine yet, want an error")
+	if e, err := DefaultEngine(target.Target{Name: "a", URL: "fortio+http://h:8080"}); err != nil || e.Name() != "fortio-rest" {
+		t.Errorf("fortio+http: %v %v", e, err)
+	}
+	if _, err := DefaultEngine(target.Target{Name: "a", URL: "fortio+http://h:8080?qps=1"}); err == nil {
+		t.Error("fortio+http with an unknown query parameter accepted")
+	}
+	if _, err := DefaultEngine(target.Target{Name: "a", URL: "grpc://h:8080"}); err == nil {
+		t.Error("grpc has no engine, want an error")
 	}
 }
 
@@ -207,5 +213,15 @@ func TestProgressLine(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "[1/2] A low rep 1/1") {
 		t.Errorf("progress output %q", b.String())
+	}
+}
+
+func TestProgressLineRemote(t *testing.T) {
+	var b strings.Builder
+	p := &progress{w: &b}
+	st := Step{Target: target.Target{Name: "ambient"}, Profile: testScenario(0).Profiles[0], Repetition: 2}
+	p.show(3, 8, st, 4, engine.Live{Elapsed: time.Second, Requests: -1, Errors: -1})
+	if got := b.String(); !strings.Contains(got, "[3/8] ambient low rep 2/4") || !strings.Contains(got, "counts at the end") || strings.Contains(got, "qps") {
+		t.Errorf("progress output for a remote engine %q", got)
 	}
 }

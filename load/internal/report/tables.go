@@ -1,0 +1,227 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
+)
+
+// htmlTable is one comparison table (one scenario, plain or corrected), the
+// same content as compare's markdown.
+type htmlTable struct {
+	Scenario  string
+	Corrected bool
+	Metrics   []string
+	Rows      []htmlRow
+}
+
+type htmlRow struct {
+	Delta    bool // a Δ row under a target
+	Profile  string
+	Target   string
+	Baseline bool
+	N        string
+	QPS      string
+	QPSWarn  bool
+	Errors   string
+	ErrWarn  bool
+	Cells    []htmlCell
+}
+
+type htmlCell struct {
+	Text  string
+	Title string // the interval or p-value in full
+	Class string // sig-better, sig-worse, nosig
+}
+
+func tables(t *compare.Table) []htmlTable {
+	var out []htmlTable
+	var scenarios []string
+	for _, r := range t.Rows {
+		if len(scenarios) == 0 || scenarios[len(scenarios)-1] != r.Scenario {
+			scenarios = append(scenarios, r.Scenario)
+		}
+	}
+	for _, sc := range scenarios {
+		for _, corrected := range []bool{false, true} {
+			ht := htmlTable{Scenario: sc, Corrected: corrected, Metrics: compare.Metrics}
+			prev := ""
+			for _, r := range t.Rows {
+				if r.Scenario != sc {
+					continue
+				}
+				row := htmlRow{Profile: r.Profile, Target: r.Target, Baseline: r.Baseline, N: strconv.Itoa(r.N)}
+				if r.Profile == prev {
+					row.Profile = ""
+				}
+				prev = r.Profile
+				row.QPS = strconv.FormatFloat(r.QPS, 'f', 1, 64)
+				if r.QPS < (1-compare.QPSShortfall)*r.TargetQPS {
+					row.QPS += fmt.Sprintf(" of %g", r.TargetQPS)
+					row.QPSWarn = true
+				}
+				row.Errors = strconv.FormatInt(r.Errors, 10)
+				row.ErrWarn = r.Errors > 0
+				vals, cis, deltas := r.LatencyMS, r.LatencyCIMS, r.VsBaseline
+				if corrected {
+					vals, cis, deltas = r.CorrectedMS, r.CorrectedCIMS, r.VsBaselineCorrected
+				}
+				for _, m := range compare.Metrics {
+					row.Cells = append(row.Cells, htmlCell{
+						Text:  msFmt(vals[m]) + spread(vals[m], cis[m]),
+						Title: fmt.Sprintf("%.0f%%-confidence interval of the median: %s – %s ms", 100*r.CIConfidence, msFmt(cis[m][0]), msFmt(cis[m][1])),
+					})
+				}
+				ht.Rows = append(ht.Rows, row)
+				if deltas != nil {
+					d := htmlRow{Delta: true, Target: r.Target}
+					for _, m := range compare.Metrics {
+						d.Cells = append(d.Cells, deltaCell(deltas[m]))
+					}
+					ht.Rows = append(ht.Rows, d)
+				}
+			}
+			out = append(out, ht)
+		}
+	}
+	return out
+}
+
+func deltaCell(d compare.Delta) htmlCell {
+	title := fmt.Sprintf("Mann-Whitney U p = %.4f", d.PValue)
+	if !d.Detectable {
+		title += " (too few repetitions to ever reach significance)"
+	}
+	if !d.Significant {
+		return htmlCell{Text: fmt.Sprintf("~ (p=%.2f)", d.PValue), Title: title, Class: "nosig"}
+	}
+	c := htmlCell{Text: fmt.Sprintf("%s%% (%s ms)", signed(pct(d.DeltaPct)), signed(msFmt(d.DeltaMS))), Title: title, Class: "sig-better"}
+	if d.DeltaMS > 0 {
+		c.Class = "sig-worse"
+	}
+	return c
+}
+
+// msFmt: three significant digits, as compare's tables.
+func msFmt(v float64) string {
+	if v == 0 || math.IsNaN(v) {
+		return "0"
+	}
+	dec := 2 - int(math.Floor(math.Log10(math.Abs(v))))
+	return strconv.FormatFloat(v, 'f', max(dec, 0), 64)
+}
+
+func pct(v float64) string {
+	if math.Abs(v) < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+func signed(s string) string {
+	if !strings.HasPrefix(s, "-") {
+		return "+" + s
+	}
+	return s
+}
+
+func spread(med float64, ci [2]float64) string {
+	if med == 0 {
+		return ""
+	}
+	return " ±" + pct(math.Max(med-ci[0], ci[1]-med)/med*100) + "%"
+}
+
+// runMeta is one run's metadata as label/value pairs.
+type runMeta struct {
+	ID      string
+	Dir     string
+	Status  string
+	Note    string
+	Pairs   [][2]string
+	Targets []targetMeta
+}
+
+type targetMeta struct {
+	Name, URL, Engine, Knobs string
+}
+
+func metadata(l *results.Loaded) runMeta {
+	r := l.Run
+	m := runMeta{ID: r.ID, Dir: l.Dir, Status: r.Status, Note: r.Note}
+	add := func(k, v string) {
+		if v != "" {
+			m.Pairs = append(m.Pairs, [2]string{k, v})
+		}
+	}
+	s := r.Scenario
+	add("scenario", s.Name+" — "+s.Description)
+	add("service, path", s.Service+" "+s.Path)
+	var profs []string
+	for _, p := range s.Profiles {
+		profs = append(profs, fmt.Sprintf("%s (%g req/s, %d connections, %s)", p.Name, p.QPS, p.Connections, p.Duration))
+	}
+	add("profiles", strings.Join(profs, "; "))
+	add("knobs", fmt.Sprintf("repetitions %d, warmup %s, timeout %s, keep-alive %t", r.Repetitions, s.Warmup, s.Timeout, s.KeepAlive))
+	if len(s.Headers) > 0 {
+		var hs []string
+		for _, h := range s.Headers {
+			hs = append(hs, h.Name+": "+h.Value)
+		}
+		add("headers", strings.Join(hs, ", "))
+	}
+	add("labels", kv(r.Labels))
+	add("started", r.StartedAt.Format(time.RFC3339))
+	if r.FinishedAt != nil {
+		add("finished", r.FinishedAt.Format(time.RFC3339))
+	}
+	add("repetitions done", fmt.Sprintf("%d of %d planned", len(r.Done), len(r.Plan)))
+	tool := fmt.Sprintf("bookload %s, fortio %s, %s", r.Tool.Bookload, r.Tool.Fortio, r.Tool.Go)
+	k6 := map[string]bool{}
+	for _, rep := range l.Reps {
+		if v, ok := rep.EngineMetadata["k6_version"].(string); ok {
+			k6[v] = true
+		}
+	}
+	for _, v := range sortedKeys(k6) {
+		tool += ", k6 " + v
+	}
+	add("tools", tool)
+	mc := r.Machine
+	add("machine", fmt.Sprintf("%s: %s/%s, kernel %s, %s, %d CPUs, GOMAXPROCS %d", mc.Hostname, mc.OS, mc.Arch, mc.Kernel, mc.CPUModel, mc.CPUs, mc.GOMAXPROCS))
+	for _, t := range r.Targets {
+		m.Targets = append(m.Targets, targetMeta{Name: t.Name, URL: t.URL, Engine: r.Engines[t.Name], Knobs: kv(t.Knobs)})
+	}
+	return m
+}
+
+func kv(m map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var funcs = template.FuncMap{
+	"meta": metadata,
+	"pct":  func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) },
+	"time": func(t time.Time) string { return t.Format("2006-01-02 15:04:05 UTC") },
+	"add":  func(a, b int) int { return a + b },
+}
