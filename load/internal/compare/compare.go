@@ -10,9 +10,9 @@ package compare
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -176,7 +176,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 			}
 		}
 	}
-	for _, pair := range sortedKeys(tooFew) {
+	for _, pair := range slices.Sorted(maps.Keys(tooFew)) {
 		t.Notes = append(t.Notes, fmt.Sprintf(
 			"%s repetitions can never reach p < %g with Mann-Whitney, so every change shows as ~: "+
 				"run at least %d repetitions per target (--repetitions %d) to detect a difference",
@@ -303,7 +303,7 @@ func (t *Table) row(sc, profile, tg string, reps []results.Rep) Row {
 
 func describeCodes(codes map[string]int64) string {
 	var parts []string
-	for _, c := range sortedKeys(codes) {
+	for _, c := range slices.Sorted(maps.Keys(codes)) {
 		name := "HTTP " + c
 		if c == "-1" {
 			name = "connection errors"
@@ -325,13 +325,4 @@ func deltas(base, other []results.Rep, baseMed, otherMed map[string]float64, of 
 		out[m] = d
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

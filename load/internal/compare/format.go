@@ -31,8 +31,9 @@ func (t *Table) Write(w io.Writer, format string) error {
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
 
-// ms formats milliseconds with three significant digits (0.123, 2.67, 36.6, 412).
-func ms(v float64) string {
+// FormatMS formats milliseconds with three significant digits (0.123, 2.67,
+// 36.6, 412), as every table of compare and report shows them.
+func FormatMS(v float64) string {
 	if v == 0 || math.IsNaN(v) {
 		return "0"
 	}
@@ -40,34 +41,37 @@ func ms(v float64) string {
 	return strconv.FormatFloat(v, 'f', max(dec, 0), 64)
 }
 
-func pct(v float64) string {
+// FormatPct formats a percentage: one decimal below 10, none above.
+func FormatPct(v float64) string {
 	if math.Abs(v) < 10 {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-func signed(s string) string {
+// Signed prefixes a formatted non-negative number with "+".
+func Signed(s string) string {
 	if !strings.HasPrefix(s, "-") {
 		return "+" + s
 	}
 	return s
 }
 
-// spread is the CI's larger half-width relative to the median, as benchstat's ±.
-func spread(med float64, ci [2]float64) string {
+// Spread is the CI's larger half-width relative to the median, as
+// benchstat's ±: " ±4.2%".
+func Spread(med float64, ci [2]float64) string {
 	if med == 0 {
 		return ""
 	}
 	h := math.Max(med-ci[0], ci[1]-med) / med * 100
-	return " ±" + pct(h) + "%"
+	return " ±" + FormatPct(h) + "%"
 }
 
 func deltaCell(d Delta) string {
 	if !d.Significant {
 		return fmt.Sprintf("~ (p=%.2f)", d.PValue)
 	}
-	return fmt.Sprintf("%s%% (%s) p=%.3f", signed(pct(d.DeltaPct)), signed(ms(d.DeltaMS)), d.PValue)
+	return fmt.Sprintf("%s%% (%s) p=%.3f", Signed(FormatPct(d.DeltaPct)), Signed(FormatMS(d.DeltaMS)), d.PValue)
 }
 
 func (t *Table) markdown(w io.Writer) error {
@@ -139,7 +143,7 @@ func (t *Table) mdTable(b *strings.Builder, rows []Row, corrected bool) {
 			vals, cis, deltas = r.CorrectedMS, r.CorrectedCIMS, r.VsBaselineCorrected
 		}
 		for _, m := range Metrics {
-			fmt.Fprintf(b, " %s%s |", ms(vals[m]), spread(vals[m], cis[m]))
+			fmt.Fprintf(b, " %s%s |", FormatMS(vals[m]), Spread(vals[m], cis[m]))
 		}
 		b.WriteString("\n")
 		if deltas != nil {

@@ -3,10 +3,12 @@ package report
 import (
 	"bytes"
 	"image/png"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +27,7 @@ func fakeRun(t *testing.T, out string, s *scenario.Scenario, engineName string, 
 	t.Helper()
 	var targets []target.Target
 	engines := map[string]string{}
-	for _, name := range sortedKeys(bases) {
+	for _, name := range slices.Sorted(maps.Keys(bases)) {
 		targets = append(targets, target.Target{Name: name, URL: "http://127.0.0.1:9081", Knobs: map[string]string{"HTTP_NODELAY": "1"}})
 		engines[name] = engineName
 	}

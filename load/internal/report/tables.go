@@ -3,8 +3,8 @@ package report
 import (
 	"fmt"
 	"html/template"
-	"math"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,8 +75,8 @@ func tables(t *compare.Table) []htmlTable {
 				}
 				for _, m := range compare.Metrics {
 					row.Cells = append(row.Cells, htmlCell{
-						Text:  msFmt(vals[m]) + spread(vals[m], cis[m]),
-						Title: fmt.Sprintf("%.0f%%-confidence interval of the median: %s – %s ms", 100*r.CIConfidence, msFmt(cis[m][0]), msFmt(cis[m][1])),
+						Text:  compare.FormatMS(vals[m]) + compare.Spread(vals[m], cis[m]),
+						Title: fmt.Sprintf("%.0f%%-confidence interval of the median: %s – %s ms", 100*r.CIConfidence, compare.FormatMS(cis[m][0]), compare.FormatMS(cis[m][1])),
 					})
 				}
 				ht.Rows = append(ht.Rows, row)
@@ -102,41 +102,11 @@ func deltaCell(d compare.Delta) htmlCell {
 	if !d.Significant {
 		return htmlCell{Text: fmt.Sprintf("~ (p=%.2f)", d.PValue), Title: title, Class: "nosig"}
 	}
-	c := htmlCell{Text: fmt.Sprintf("%s%% (%s ms)", signed(pct(d.DeltaPct)), signed(msFmt(d.DeltaMS))), Title: title, Class: "sig-better"}
+	c := htmlCell{Text: fmt.Sprintf("%s%% (%s ms)", compare.Signed(compare.FormatPct(d.DeltaPct)), compare.Signed(compare.FormatMS(d.DeltaMS))), Title: title, Class: "sig-better"}
 	if d.DeltaMS > 0 {
 		c.Class = "sig-worse"
 	}
 	return c
-}
-
-// msFmt: three significant digits, as compare's tables.
-func msFmt(v float64) string {
-	if v == 0 || math.IsNaN(v) {
-		return "0"
-	}
-	dec := 2 - int(math.Floor(math.Log10(math.Abs(v))))
-	return strconv.FormatFloat(v, 'f', max(dec, 0), 64)
-}
-
-func pct(v float64) string {
-	if math.Abs(v) < 10 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64)
-}
-
-func signed(s string) string {
-	if !strings.HasPrefix(s, "-") {
-		return "+" + s
-	}
-	return s
-}
-
-func spread(med float64, ci [2]float64) string {
-	if med == 0 {
-		return ""
-	}
-	return " ±" + pct(math.Max(med-ci[0], ci[1]-med)/med*100) + "%"
 }
 
 // runMeta is one run's metadata as label/value pairs.
@@ -190,7 +160,7 @@ func metadata(l *results.Loaded) runMeta {
 			k6[v] = true
 		}
 	}
-	for _, v := range sortedKeys(k6) {
+	for _, v := range slices.Sorted(maps.Keys(k6)) {
 		tool += ", k6 " + v
 	}
 	add("tools", tool)
@@ -204,19 +174,10 @@ func metadata(l *results.Loaded) runMeta {
 
 func kv(m map[string]string) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, " ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 var funcs = template.FuncMap{
