@@ -47,17 +47,9 @@ func compareCmd(args []string) int {
 // printComparison is the table `bookload compare` prints, also printed at the
 // end of `bookload run`.
 func printComparison(w io.Writer, dirs []string, baseline, format string) error {
-	runDirs, err := results.FindRuns(dirs)
+	runs, err := results.OpenAll(dirs)
 	if err != nil {
 		return err
-	}
-	var runs []*results.Loaded
-	for _, d := range runDirs {
-		l, err := results.Open(d)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, l)
 	}
 	t, err := compare.Build(runs, compare.Options{Baseline: baseline})
 	if err != nil {

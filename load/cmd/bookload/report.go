@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/report"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 )
 
 func init() {
@@ -47,7 +48,7 @@ func reportCmd(args []string) int {
 // writeReport builds the report of dirs and writes it (and the PNGs), printing
 // the paths.
 func writeReport(dirs []string, out, pngDir string, opts report.Options) error {
-	runs, err := report.Load(dirs)
+	runs, err := results.OpenAll(dirs)
 	if err != nil {
 		return err
 	}

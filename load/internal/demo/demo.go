@@ -121,7 +121,7 @@ const ReportFile = "demo-report.html"
 
 // writeReport writes the report of the demo's runs to <out>/demo-report.html.
 func writeReport(out string, dirs []string) (string, error) {
-	runs, err := report.Load(dirs)
+	runs, err := results.OpenAll(dirs)
 	if err != nil {
 		return "", err
 	}

@@ -77,23 +77,6 @@ type EngineNote struct {
 	Engine, Version, Note string
 }
 
-// Load opens the runs in dirs (run directories or directories of runs).
-func Load(dirs []string) ([]*results.Loaded, error) {
-	runDirs, err := results.FindRuns(dirs)
-	if err != nil {
-		return nil, err
-	}
-	var runs []*results.Loaded
-	for _, d := range runDirs {
-		l, err := results.Open(d)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, l)
-	}
-	return runs, nil
-}
-
 // Build assembles the report of runs.
 func Build(runs []*results.Loaded, opts Options) (*Report, error) {
 	if len(runs) == 0 {

@@ -107,7 +107,7 @@ func fixture(t *testing.T) string {
 
 func buildReport(t *testing.T, dirs ...string) *Report {
 	t.Helper()
-	runs, err := Load(dirs)
+	runs, err := results.OpenAll(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestPNGs(t *testing.T) {
 
 // TestErrors: no runs, or a broken histogram, is an error that names it.
 func TestErrors(t *testing.T) {
-	if _, err := Load([]string{t.TempDir()}); err == nil {
+	if _, err := results.OpenAll([]string{t.TempDir()}); err == nil {
 		t.Error("an empty directory is not a run")
 	}
 	out := t.TempDir()
@@ -205,7 +205,7 @@ func TestErrors(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := Load([]string{dir})
+	runs, err := results.OpenAll([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -296,3 +296,20 @@ func FindRuns(paths []string) ([]string, error) {
 	}
 	return runs, nil
 }
+
+// OpenAll opens every run found under paths (see FindRuns).
+func OpenAll(paths []string) ([]*Loaded, error) {
+	runDirs, err := FindRuns(paths)
+	if err != nil {
+		return nil, err
+	}
+	var runs []*Loaded
+	for _, d := range runDirs {
+		l, err := Open(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, l)
+	}
+	return runs, nil
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/bench"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
+)
+
+func init() {
+	commands["bench"] = command{summary: "the performance suite (make bench): tuned and legacy stacks, floor, services, ladder, max rate, cost; writes BENCHMARKS.md", run: benchCmd}
+}
+
+func benchCmd(args []string) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	cfg := bench.Config{Stdout: os.Stdout, Stderr: os.Stderr}
+	fs.StringVar(&cfg.Out, "out", "", "`DIR` for the run directories (default results/bench-<UTC time>)")
+	fs.StringVar(&cfg.Markdown, "md", "BENCHMARKS.md", "`FILE` to write the tables and verdicts to")
+	fs.StringVar(&cfg.Report, "report", "", "`FILE` for the HTML report (default <out>/report.html)")
+	fs.IntVar(&cfg.TunedBase, "tuned-port-base", 0, "port base of the tuned stack (default: the first free one from 20080)")
+	fs.IntVar(&cfg.LegacyBase, "legacy-port-base", 0, "port base of the legacy stack (default: the next free one)")
+	fs.BoolVar(&cfg.Quick, "quick", false, "seconds instead of minutes per measurement: checks the suite, the numbers mean nothing")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: bookload bench [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--quick]")
+		fmt.Fprintln(fs.Output(), "\nStarts a tuned and a legacy local stack, measures (about 11 minutes), stops them (also on Ctrl-C),")
+		fmt.Fprintln(fs.Output(), "writes BENCHMARKS.md and the HTML report.")
+		fmt.Fprintln(fs.Output())
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if cfg.Out == "" {
+		cfg.Out = filepath.Join("results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
+	}
+	cfg.Command = strings.Join(append([]string{"bookload", "bench"}, args...), " ")
+	if exe, err := os.Executable(); err == nil {
+		cfg.Bookload = exe
+	}
+	if runner.IsTerminal(os.Stderr) {
+		cfg.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	out, err := bench.Run(ctx, cfg)
+	if out == nil {
+		fmt.Fprintln(os.Stderr, "bookload bench:", err)
+		return 1
+	}
+	if err != nil {
+		out.Notes = append(out.Notes, "INCOMPLETE: "+err.Error())
+	}
+	bench.WriteReport(out, cfg)
+	f, ferr := os.Create(cfg.Markdown)
+	if ferr == nil {
+		bench.Write(f, out, cfg)
+		ferr = f.Close()
+	}
+	if ferr != nil {
+		fmt.Fprintln(os.Stderr, "bookload bench:", ferr)
+		return 1
+	}
+	fmt.Printf("wrote %s (runs in %s", cfg.Markdown, cfg.Out)
+	if out.Report != "" {
+		fmt.Printf(", report %s", out.Report)
+	}
+	fmt.Println(")")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookload bench:", err)
+		if errors.Is(err, runner.ErrInterrupted) || errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	return 0
+}
