@@ -102,7 +102,30 @@ func runMain(m *testing.M) int {
 		}(s)
 	}
 	wg.Wait()
-	return m.Run()
+	code := m.Run()
+	if code != 0 {
+		keepLogs(filepath.Join(tmp, "state"), filepath.Join(repoRoot, "test-results", "e2e-logs"))
+	}
+	return code
+}
+
+// keepLogs copies every service log of a failed run where the test runner
+// keeps its logs (test-results/), before the state directory is removed.
+func keepLogs(state, dest string) {
+	logs, _ := filepath.Glob(filepath.Join(state, "stack-*", "*.log"))
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		name := filepath.Base(filepath.Dir(l)) + "-" + filepath.Base(l)
+		if err := os.MkdirAll(dest, 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join(dest, name), b, 0o644)
+		}
+	}
+	if len(logs) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: service logs kept in %s\n", dest)
+	}
 }
 
 // freeBase returns a port base at or after from whose four ports are free.
