@@ -40,6 +40,11 @@ final class RatingsClient {
         if (!keepAlive) {
             get.setHeader(HttpHeaders.CONNECTION, "close");
         }
+        return execute(get);
+    }
+
+    /** Sends get on the pooled client and reads the answer as ratings; Warmup uses it too. */
+    Ratings execute(HttpGet get) {
         try {
             return http.execute(get, response -> {
                 HttpEntity entity = response.getEntity();
