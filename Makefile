@@ -47,6 +47,10 @@ report: build ## one HTML report of every run under results/ (results/report.htm
 images: ## build the container images with docker or podman (bookinfo-bench/<app>:<version>)
 	@bash scripts/images.sh
 
+.PHONY: bench
+bench: setup ## the performance suite (~11 min, tuned + legacy stacks): floor, services, ladder, max rate, CPU and RSS; writes BENCHMARKS.md
+	@$(BOOKLOAD) bench
+
 .PHONY: test
 test: setup ## run every test suite (apps, bookload, end-to-end); ends with "N passed, M failed"
 	@bash scripts/run-tests.sh $(APPS) go

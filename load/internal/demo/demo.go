@@ -5,13 +5,11 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
@@ -133,28 +131,9 @@ func writeReport(out string, dirs []string) (string, error) {
 	return path, r.WriteFile(path)
 }
 
-// startStacks brings both stacks up at once (the services take seconds to
-// start); if one fails, the other is stopped again.
+// startStacks brings both stacks up at once and says where they are.
 func startStacks(ctx context.Context, stacks []local.Config, msgs io.Writer) error {
-	errs := make([]error, len(stacks))
-	var wg sync.WaitGroup
-	for i := range stacks {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			errs[i] = local.Up(ctx, stacks[i], local.Options{Detach: true, Out: io.Discard})
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("%s stack on port base %d: %w", stacks[i].Profile, stacks[i].PortBase, errs[i])
-			}
-		}(i)
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for i, st := range stacks {
-			if errs[i] == nil {
-				_ = local.Down(st.PortBase, false, 0, msgs)
-			}
-		}
+	if err := local.UpAll(ctx, stacks, msgs); err != nil {
 		return err
 	}
 	for _, st := range stacks {

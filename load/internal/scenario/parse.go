@@ -166,7 +166,7 @@ func kindName(n *yaml.Node) string {
 	return "unknown node"
 }
 
-var scenarioFields = []string{"name", "description", "service", "path", "warmup", "repetitions", "timeout", "keepalive", "headers", "profiles"}
+var scenarioFields = []string{"name", "description", "service", "path", "warmup", "repetitions", "timeout", "keepalive", "uniform", "headers", "profiles"}
 
 var profileFields = []string{"name", "qps", "connections", "duration"}
 
@@ -213,6 +213,9 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	}
 	if f, ok := fs["keepalive"]; ok {
 		s.KeepAlive = p.boolean(f.value, "keepalive")
+	}
+	if f, ok := fs["uniform"]; ok {
+		s.Uniform = p.boolean(f.value, "uniform")
 	}
 	if f, ok := fs["headers"]; ok {
 		s.Headers = p.headers(f.value, s.KeepAlive)

@@ -67,8 +67,18 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Repetitions != DefaultRepetitions || s.Timeout.Std() != DefaultTimeout || !s.KeepAlive || s.Warmup != 0 || len(s.Headers) != 0 {
+	if s.Repetitions != DefaultRepetitions || s.Timeout.Std() != DefaultTimeout || !s.KeepAlive || s.Warmup != 0 || len(s.Headers) != 0 || s.Uniform {
 		t.Errorf("defaults not applied: %+v", s)
+	}
+}
+
+func TestParseUniform(t *testing.T) {
+	s, err := Parse("f.yaml", []byte(replace("keepalive: true", "keepalive: true\nuniform: true")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Uniform {
+		t.Error("uniform: true not read")
 	}
 }
 
@@ -100,6 +110,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad service", replace("service: details", "service: detail"), []string{`s.yaml:3: service: must be one of productpage, details, reviews, ratings, got "detail"`}},
 		{"relative path", replace("path: /details/0", "path: details/0"), []string{`s.yaml:4: path: must start with /, got "details/0"`}},
 		{"keepalive not bool", replace("keepalive: true", "keepalive: yes please"), []string{`s.yaml:15: keepalive: must be true or false, got "yes please"`}},
+		{"uniform not bool", replace("keepalive: true", "keepalive: true\nuniform: spread"), []string{`s.yaml:16: uniform: must be true or false, got "spread"`}},
 		{"missing name", replace("name: details-100rps-10c\n", ""), []string{"s.yaml:1: name: required field missing"}},
 		{"bad name", replace("name: details-100rps-10c", "name: Details 100"), []string{`s.yaml:1: name: must be lowercase letters, digits and dashes`}},
 		{"duplicate key", replace("path: /details/0", "path: /details/0\npath: /details/1"), []string{"s.yaml:5: path: defined twice (first at line 4)"}},

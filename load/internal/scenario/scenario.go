@@ -33,6 +33,11 @@ type Scenario struct {
 	Profiles    []Profile `json:"profiles"`
 	// Source is the file the scenario was read from ("" when parsed from bytes).
 	Source string `json:"source,omitempty"`
+	// Uniform spreads the connections' requests evenly over each period
+	// (fortio's -uniform) instead of fortio's default of every connection
+	// sending at the same instant. Omitted from JSON when false, so the
+	// run.json of a default scenario is unchanged.
+	Uniform bool `json:"uniform,omitempty"`
 }
 
 // Header is one extra request header; a list keeps the file's order.

@@ -108,6 +108,9 @@ func TestSchemaAgreesWithParser(t *testing.T) {
 	if err := schema.Validate(asJSON(t, []byte(valid))); err != nil {
 		t.Fatalf("schema rejects the valid document: %v", err)
 	}
+	if err := schema.Validate(asJSON(t, []byte(replace("keepalive: true", "keepalive: true\nuniform: true")))); err != nil {
+		t.Errorf("schema rejects uniform: true: %v", err)
+	}
 	bad := map[string]string{
 		"negative qps":        replace("qps: 100,", "qps: -5,"),
 		"zero qps":            replace("qps: 200.5", "qps: 0"),
@@ -122,6 +125,7 @@ func TestSchemaAgreesWithParser(t *testing.T) {
 		"bad service":         replace("service: details", "service: detail"),
 		"relative path":       replace("path: /details/0", "path: details/0"),
 		"keepalive not bool":  replace("keepalive: true", "keepalive: yes please"),
+		"uniform not bool":    replace("keepalive: true", "keepalive: true\nuniform: spread"),
 		"missing name":        replace("name: details-100rps-10c\n", ""),
 		"bad name":            replace("name: details-100rps-10c", "name: Details 100"),
 		"missing profile key": replace("    connections: 20\n", ""),

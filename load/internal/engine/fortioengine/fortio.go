@@ -66,6 +66,11 @@ func Options(req engine.Request) (*fhttp.HTTPRunnerOptions, error) {
 	// rather than 1 ms; our HdrHistograms are the precise ones.
 	o.RunnerOptions.Resolution = 0.0001
 	o.DisableKeepAlive = !s.KeepAlive
+	// fortio's default starts every connection's request of a period at the
+	// same instant; Uniform staggers connection k by k/qps (fortio -uniform).
+	// The recorder's schedule still holds: each connection's start is taken
+	// as the send time of its own iteration 0, after that delay.
+	o.RunnerOptions.Uniform = s.Uniform
 	o.HTTPReqTimeOut = s.Timeout.Std()
 	// Errors are data: a server answering 503 on the first call must not abort
 	// the repetition, its errors are counted and reported.

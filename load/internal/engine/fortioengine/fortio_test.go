@@ -248,3 +248,38 @@ func TestCheck(t *testing.T) {
 		t.Errorf("closed server: %v", err)
 	}
 }
+
+// TestUniform: by default fortio sends every connection's request of a period
+// at the same instant; with the scenario's uniform: true the connections are
+// staggered by 1/qps. The server's arrival times show which.
+func TestUniform(t *testing.T) {
+	medianGap := func(uniform bool) time.Duration {
+		var mu sync.Mutex
+		var arrivals []time.Time
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			arrivals = append(arrivals, time.Now())
+			mu.Unlock()
+			_, _ = w.Write([]byte("ok"))
+		}))
+		defer srv.Close()
+		req := request(srv.URL, 100, 10, time.Second) // 10 ms between requests when spread
+		req.Scenario.Uniform = uniform
+		run(t, req)
+		mu.Lock()
+		defer mu.Unlock()
+		slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
+		gaps := make([]time.Duration, 0, len(arrivals))
+		for i := 1; i < len(arrivals); i++ {
+			gaps = append(gaps, arrivals[i].Sub(arrivals[i-1]))
+		}
+		slices.Sort(gaps)
+		return gaps[len(gaps)/2]
+	}
+	if g := medianGap(false); g > 2*time.Millisecond {
+		t.Errorf("default arrival: median gap %v between requests, want bursts (< 2 ms)", g)
+	}
+	if g := medianGap(true); g < 5*time.Millisecond {
+		t.Errorf("uniform arrival: median gap %v between requests, want ~10 ms", g)
+	}
+}

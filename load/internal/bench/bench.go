@@ -1,0 +1,579 @@
+// Package bench is `bookload bench` (`make bench`): the performance suite of
+// issue 7. It starts a tuned and a legacy local stack on free port bases,
+// measures the loopback floor (fortio's echo server, in-process), each
+// service alone and the full page (tuned vs legacy, interleaved, repeated;
+// fortio's default burst arrival and the uniform one), the full page over the
+// ladder of rates, the maximum sustainable full-page rate (a bounded search of
+// 30 s probes), the CPU each service process spends per request and its peak
+// RSS (from /proc), and writes BENCHMARKS.md with every target's verdict, and
+// the HTML report through `bookload report`. The stacks are always stopped.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"fortio.org/fortio/fhttp"
+	flog "fortio.org/log"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
+)
+
+// Config is one bench.
+type Config struct {
+	Out      string // directory for this bench's run directories
+	Markdown string // where BENCHMARKS.md is written
+	Report   string // the HTML report; "" for <Out>/report.html
+	Bookload string // the bookload binary, for `bookload report`; "" skips the report
+	// TunedBase and LegacyBase are the stacks' port bases; 0 picks free ones.
+	TunedBase, LegacyBase int
+	Quick                 bool   // seconds instead of minutes: for checking the suite itself, numbers are not meaningful
+	Command               string // the command line, recorded in BENCHMARKS.md
+	Stdout, Stderr        io.Writer
+	Progress              io.Writer // live progress line; nil for none
+}
+
+// Timing is how long each kind of measurement runs.
+type Timing struct {
+	Rep, Warmup, LadderStep, Probe time.Duration
+	StackWarmup                    time.Duration // full page on each stack before anything is measured
+	Reps, Probes                   int
+}
+
+// StackWarmupRate is the full-page rate of the stacks' warm-up.
+const StackWarmupRate = 200.0
+
+// FullTiming is `make bench`: about 12 minutes on the 2-core machine.
+var FullTiming = Timing{Rep: 5 * time.Second, Warmup: 2 * time.Second, LadderStep: 8 * time.Second, Probe: 30 * time.Second, StackWarmup: 20 * time.Second, Reps: 4, Probes: 4}
+
+// QuickTiming checks that the suite works end to end in about two minutes.
+var QuickTiming = Timing{Rep: time.Second, Warmup: 500 * time.Millisecond, LadderStep: time.Second, Probe: 2 * time.Second, StackWarmup: time.Second, Reps: 2, Probes: 2}
+
+// Thresholds of the issue.
+const (
+	MaxRateP99MS     = 50.0 // a sustained rate keeps p99 under this, with zero errors
+	MaxRateTarget    = 1000.0
+	HoldFraction     = 0.98 // achieved rate at least this share of the offered one (compare's warning threshold)
+	CPUPerPageMS     = 3.0
+	TotalRSSMB       = 768.0
+	ServiceP50Floors = 2.0 // p50 at most this many echo floors
+	ServiceP999MS    = 5.0
+	PageP50MS        = 5.0
+	PageP99MS        = 20.0
+	LegacyP99Factor  = 5.0
+)
+
+// Ladder is the full page's rate ladder (the published comparisons' profiles).
+var Ladder = []float64{100, 500, 1000, 2000, 4000}
+
+// Service is one measured endpoint.
+type Service struct {
+	Key, Service, Path, Title string
+}
+
+// Alone are the endpoints measured one at a time at 100/10, the full page last.
+var Alone = []Service{
+	{"details", "details", "/details/0", "details"},
+	{"ratings", "ratings", "/ratings/0", "ratings"},
+	{"reviews", "reviews", "/reviews/0", "reviews v2 (calls ratings)"},
+	{"api", "productpage", "/api/v1/products/0", "productpage API route (calls details)"},
+	{"page", "productpage", "/productpage", "full page (details, reviews → ratings)"},
+}
+
+// Measure is one runner.Run with the /proc readings around it.
+type Measure struct {
+	Name     string
+	Dir      string
+	Table    *compare.Table
+	Wall     float64                       // seconds of the measured repetitions
+	CPU      map[string]map[string]float64 // stack profile -> service -> CPU seconds
+	Requests map[string]int64              // target -> requests in the measured repetitions
+	Self     float64                       // CPU seconds of bookload (load generator, echo server)
+	Busy     float64                       // CPU seconds the whole machine was busy
+}
+
+// Row returns the comparison row of target at profile.
+func (m *Measure) Row(profile, tgt string) *compare.Row {
+	if m == nil || m.Table == nil {
+		return nil
+	}
+	for i, r := range m.Table.Rows {
+		if r.Profile == profile && r.Target == tgt {
+			return &m.Table.Rows[i]
+		}
+	}
+	return nil
+}
+
+// Probe is one step of the ladder or of the max-rate search.
+type Probe struct {
+	Rate     float64
+	Conns    int
+	Duration time.Duration
+	Target   string
+	Row      *compare.Row
+	Measure  *Measure
+}
+
+// OK is the max-rate criterion: rate held, zero errors, p99 under 50 ms.
+func (p Probe) OK() bool {
+	return p.Held() && p.Row.Errors == 0 && p.Row.LatencyMS["p99"] < MaxRateP99MS
+}
+
+// Held says the achieved rate was within 2% of the offered one.
+func (p Probe) Held() bool { return p.Row != nil && p.Row.QPS >= HoldFraction*p.Rate }
+
+// Outcome is everything a bench measured.
+type Outcome struct {
+	Started, Finished time.Time
+	Timing            Timing
+	Stacks            []local.Config
+	LoadStart         string
+	LoadEnd           string
+	Floor             map[bool]*Measure            // by uniform
+	Alone             map[string]map[bool]*Measure // key -> uniform -> measure (burst: tuned vs legacy; uniform: tuned)
+	Ladder            []Probe
+	MaxRate           []Probe
+	Usage             map[string]map[string]Usage // stack profile -> service -> at the end
+	Dirs              []string
+	Report            string
+	ReportNote        string
+	Notes             []string
+}
+
+// Run runs the whole suite; the stacks are stopped on every way out.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	tm := FullTiming
+	if cfg.Quick {
+		tm = QuickTiming
+	}
+	if cfg.Out == "" {
+		cfg.Out = filepath.Join("results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	o := &Outcome{Started: time.Now(), Timing: tm, LoadStart: loadAvg(),
+		Floor: map[bool]*Measure{}, Alone: map[string]map[bool]*Measure{}}
+	b := &bench{cfg: cfg, tm: tm, o: o}
+
+	tuned, legacy, err := freeBases(cfg.TunedBase, cfg.LegacyBase)
+	if err != nil {
+		return nil, err
+	}
+	o.Stacks = []local.Config{
+		{PortBase: tuned, Profile: "tuned", Reviews: "v2"},
+		{PortBase: legacy, Profile: "legacy", Reviews: "v2"},
+	}
+	b.logf("starting a tuned stack on %d and a legacy stack on %d ...", tuned, legacy)
+	if err := local.UpAll(ctx, o.Stacks, cfg.Stderr); err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, st := range o.Stacks {
+			if err := local.Down(st.PortBase, false, 0, io.Discard); err != nil {
+				fmt.Fprintf(cfg.Stderr, "stopping the stack on %d: %v\n", st.PortBase, err)
+			}
+		}
+		b.logf("stopped both stacks")
+	}()
+	if err := b.findGroups(); err != nil {
+		return o, err
+	}
+	err = b.all(ctx)
+	o.Usage = map[string]map[string]Usage{}
+	for prof, groups := range b.groups {
+		o.Usage[prof] = map[string]Usage{}
+		for svc, pg := range groups {
+			o.Usage[prof][svc] = groupUsage(pg)
+		}
+	}
+	o.Finished = time.Now()
+	o.LoadEnd = loadAvg()
+	return o, err
+}
+
+type bench struct {
+	cfg    Config
+	tm     Timing
+	o      *Outcome
+	groups map[string]map[string]int // stack profile -> service -> process group
+	echo   string
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.cfg.Stderr, "bench: "+format+"\n", args...)
+}
+
+func (b *bench) findGroups() error {
+	stacks, err := local.Status(io.Discard)
+	if err != nil {
+		return err
+	}
+	b.groups = map[string]map[string]int{}
+	for _, st := range b.o.Stacks {
+		for _, s := range stacks {
+			if s.PortBase != st.PortBase {
+				continue
+			}
+			b.groups[st.Profile] = map[string]int{}
+			for _, svc := range s.Services {
+				b.groups[st.Profile][svc.Name] = svc.PID
+			}
+		}
+		if len(b.groups[st.Profile]) != len(local.Services) {
+			return fmt.Errorf("the %s stack on %d does not list its %d services", st.Profile, st.PortBase, len(local.Services))
+		}
+	}
+	return nil
+}
+
+func (b *bench) stack(profile string) local.Config {
+	for _, st := range b.o.Stacks {
+		if st.Profile == profile {
+			return st
+		}
+	}
+	panic("no stack " + profile)
+}
+
+func (b *bench) targetOf(profile, service string) target.Target {
+	st := b.stack(profile)
+	port, _ := local.Port(st.PortBase, service)
+	return target.Target{Name: profile, URL: "http://127.0.0.1:" + strconv.Itoa(port), Knobs: st.Env(service)}
+}
+
+func (b *bench) all(ctx context.Context) error {
+	flog.SetLogLevelQuiet(flog.Critical)
+	_, addr := fhttp.ServeTCP("127.0.0.1:0", "")
+	if addr == nil {
+		return errors.New("could not start fortio's echo server on loopback")
+	}
+	b.echo = "http://" + addr.String()
+
+	// Warm both stacks up first: the JVM compiles reviews' hot paths for a
+	// minute or more after start (JFR showed its two JIT compiler threads
+	// using more CPU than the request threads), and Python and Node fill
+	// their caches; none of it is the steady state the tables describe.
+	if b.tm.StackWarmup > 0 {
+		for _, st := range []string{"tuned", "legacy"} {
+			b.logf("warming up the %s stack: full page at %g RPS for %v (not recorded)", st, StackWarmupRate, b.tm.StackWarmup)
+			s := b.scenario("bench-warmup", "productpage", "/productpage", true, profile(StackWarmupRate, conns(StackWarmupRate), b.tm.StackWarmup))
+			if _, err := (&fortioengine.Engine{}).Run(ctx, engine.Request{Scenario: s, Profile: s.Profiles[0], Target: b.targetOf(st, "productpage")}, nil); err != nil {
+				return fmt.Errorf("warming up the %s stack: %w", st, err)
+			}
+		}
+	}
+
+	// Floor: fortio's echo server, in this process.
+	for _, uniform := range []bool{false, true} {
+		s := b.scenario("bench-floor", "echo", "/echo", uniform, profile(100, 10, b.tm.Rep))
+		s.Description = "floor: fortio's echo server (in-process, loopback) " + pattern(uniform)
+		m, err := b.measure(ctx, s, []target.Target{{Name: "echo", URL: b.echo}})
+		if err != nil {
+			return err
+		}
+		b.o.Floor[uniform] = m
+	}
+	// Each service alone and the full page: tuned vs legacy in bursts
+	// (fortio's default, the published tables' pattern), then tuned alone with
+	// uniform arrival (per-request latency without the burst's queue).
+	for _, uniform := range []bool{false, true} {
+		for _, a := range Alone {
+			s := b.scenario("bench-"+a.Key, a.Service, a.Path, uniform, profile(100, 10, b.tm.Rep))
+			s.Description = a.Title + ", " + pattern(uniform)
+			targets := []target.Target{b.targetOf("legacy", a.Service), b.targetOf("tuned", a.Service)}
+			if uniform {
+				targets = targets[1:]
+			}
+			m, err := b.measure(ctx, s, targets)
+			if err != nil {
+				return err
+			}
+			if b.o.Alone[a.Key] == nil {
+				b.o.Alone[a.Key] = map[bool]*Measure{}
+			}
+			b.o.Alone[a.Key][uniform] = m
+		}
+	}
+	if err := b.ladder(ctx); err != nil {
+		return err
+	}
+	return b.maxRate(ctx)
+}
+
+// ladder runs the full page at each rung, one repetition per target, until a
+// target no longer holds the rate (it then leaves the ladder).
+func (b *bench) ladder(ctx context.Context) error {
+	active := []string{"legacy", "tuned"}
+	for _, rate := range Ladder {
+		if len(active) == 0 {
+			break
+		}
+		var targets []target.Target
+		for _, p := range active {
+			targets = append(targets, b.targetOf(p, "productpage"))
+		}
+		pr := profile(rate, conns(rate), b.tm.LadderStep)
+		s := b.scenario("bench-page-ladder", "productpage", "/productpage", false, pr)
+		s.Description = "full page over the ladder, " + pattern(false)
+		s.Repetitions = 1
+		m, err := b.measure(ctx, s, targets)
+		if err != nil {
+			return err
+		}
+		var still []string
+		for _, p := range active {
+			probe := Probe{Rate: rate, Conns: pr.Connections, Duration: b.tm.LadderStep, Target: p, Row: m.Row(pr.Name, p), Measure: m}
+			b.o.Ladder = append(b.o.Ladder, probe)
+			if probe.Held() && probe.Row.Errors == 0 {
+				still = append(still, p)
+			}
+		}
+		active = still
+	}
+	return nil
+}
+
+// maxRate searches the highest full-page rate the tuned stack holds for a
+// whole probe (30 s) with zero errors and p99 under 50 ms, with uniform
+// arrival (a burst of rate/10 simultaneous pages every 100 ms would measure
+// the burst's queue, not the capacity) over rate/10 connections as on the
+// ladder. It starts at the target (1000 RPS), then moves up (towards the
+// first ladder rung not held, or double) or down by bisection on a 50 RPS
+// grid: at most Timing.Probes probes.
+func (b *bench) maxRate(ctx context.Context) error {
+	lo, hi := 0.0, math.Inf(1)
+	for _, p := range b.o.Ladder {
+		if p.Target == "tuned" && !p.Held() && math.IsInf(hi, 1) {
+			hi = p.Rate
+		}
+	}
+	next := MaxRateTarget
+	if next >= hi {
+		next = grid(hi / 2)
+	}
+	for i := 0; i < b.tm.Probes && next >= 50; i++ {
+		pr := profile(next, conns(next), b.tm.Probe)
+		s := b.scenario("bench-page-maxrate", "productpage", "/productpage", true, pr)
+		s.Description = fmt.Sprintf("maximum sustainable full-page rate: held %v with zero errors and p99 < %.0f ms, %s", b.tm.Probe, MaxRateP99MS, pattern(true))
+		s.Repetitions = 1
+		m, err := b.measure(ctx, s, []target.Target{b.targetOf("tuned", "productpage")})
+		if err != nil {
+			return err
+		}
+		probe := Probe{Rate: next, Conns: pr.Connections, Duration: b.tm.Probe, Target: "tuned", Row: m.Row(pr.Name, "tuned"), Measure: m}
+		b.o.MaxRate = append(b.o.MaxRate, probe)
+		if probe.OK() {
+			lo = next
+		} else {
+			hi = next
+		}
+		var cand float64
+		switch {
+		case math.IsInf(hi, 1):
+			cand = 2 * lo
+		default:
+			cand = grid((lo + hi) / 2)
+		}
+		if cand <= lo || cand >= hi || (hi-lo) <= math.Max(50, 0.1*lo) {
+			break
+		}
+		next = cand
+	}
+	return nil
+}
+
+// MaxSustained is the highest probe that met the criterion, 0 if none.
+func (o *Outcome) MaxSustained() (best float64, lowestFail float64) {
+	for _, p := range o.MaxRate {
+		if p.OK() {
+			best = math.Max(best, p.Rate)
+		} else if lowestFail == 0 || p.Rate < lowestFail {
+			lowestFail = p.Rate
+		}
+	}
+	return best, lowestFail
+}
+
+func grid(r float64) float64 { return math.Round(r/50) * 50 }
+
+func conns(rate float64) int { return max(1, int(math.Round(rate/10))) }
+
+func pattern(uniform bool) string {
+	if uniform {
+		return "uniform arrival"
+	}
+	return "burst arrival (fortio's default)"
+}
+
+func profile(rate float64, c int, d time.Duration) scenario.Profile {
+	return scenario.Profile{Name: fmt.Sprintf("%grps-%dc", rate, c), QPS: rate, Connections: c, Duration: scenario.Duration(d)}
+}
+
+func (b *bench) scenario(name, service, path string, uniform bool, profiles ...scenario.Profile) *scenario.Scenario {
+	if uniform {
+		name += "-uniform"
+	}
+	return &scenario.Scenario{
+		Name: name, Service: service, Path: path, Repetitions: b.tm.Reps,
+		Timeout: scenario.Duration(scenario.DefaultTimeout), KeepAlive: true, Uniform: uniform, Profiles: profiles,
+	}
+}
+
+// measure warms every target up (not recorded, and outside the CPU
+// readings), then runs s through the runner, reading /proc around it.
+func (b *bench) measure(ctx context.Context, s *scenario.Scenario, targets []target.Target) (*Measure, error) {
+	b.logf("%s: %s (%s)", s.Name, s.Description, profileList(s))
+	if b.tm.Warmup > 0 {
+		for _, p := range s.Profiles {
+			for _, t := range targets {
+				w := p
+				w.Duration = scenario.Duration(b.tm.Warmup)
+				if c := int(w.QPS * b.tm.Warmup.Seconds() / 2); c < w.Connections {
+					w.Connections = max(1, c)
+				}
+				if _, err := (&fortioengine.Engine{}).Run(ctx, engine.Request{Scenario: s, Profile: w, Target: t}, nil); err != nil {
+					return nil, fmt.Errorf("%s warmup of %s: %w", s.Name, t.Name, err)
+				}
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, runner.ErrInterrupted
+	}
+	before := b.cpu()
+	self0 := selfCPU()
+	busy0, _ := machineCPU()
+	res, err := runner.Run(ctx, runner.Config{
+		Scenario: s, Targets: targets, Out: b.cfg.Out, Progress: b.cfg.Progress,
+		Labels: map[string]string{"bench": "true"},
+	})
+	after := b.cpu()
+	busy1, _ := machineCPU()
+	m := &Measure{Name: s.Name, CPU: map[string]map[string]float64{}, Requests: map[string]int64{}, Self: selfCPU() - self0, Busy: busy1 - busy0}
+	if res != nil {
+		m.Dir = res.Dir
+		b.o.Dirs = append(b.o.Dirs, res.Dir)
+	}
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	for prof, svcs := range after {
+		m.CPU[prof] = map[string]float64{}
+		for svc, v := range svcs {
+			m.CPU[prof][svc] = v - before[prof][svc]
+		}
+	}
+	loaded, err := results.Open(res.Dir)
+	if err != nil {
+		return m, err
+	}
+	for _, r := range loaded.Reps {
+		m.Requests[r.Target] += r.Requests
+		m.Wall += r.DurationSeconds
+	}
+	base := ""
+	if slices.ContainsFunc(targets, func(t target.Target) bool { return t.Name == "legacy" }) {
+		base = "legacy"
+	}
+	m.Table, err = compare.Build([]*results.Loaded{loaded}, compare.Options{Baseline: base})
+	return m, err
+}
+
+func profileList(s *scenario.Scenario) string {
+	var out string
+	for i, p := range s.Profiles {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%g RPS over %d connections, %d × %v", p.QPS, p.Connections, s.Repetitions, p.Duration)
+	}
+	return out
+}
+
+// cpu reads the CPU seconds of every service of both stacks.
+func (b *bench) cpu() map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for prof, svcs := range b.groups {
+		out[prof] = map[string]float64{}
+		for svc, pg := range svcs {
+			out[prof][svc] = groupUsage(pg).CPU
+		}
+	}
+	return out
+}
+
+// freeBases picks port bases whose four ports are free and that no stack
+// claims, below the ephemeral port range; given ones are used as they are.
+func freeBases(tuned, legacy int) (int, int, error) {
+	taken := map[int]bool{}
+	if stacks, err := local.Status(io.Discard); err == nil {
+		for _, s := range stacks {
+			taken[s.PortBase] = true
+		}
+	}
+	pick := func(avoid int) (int, error) {
+		for base := 20080; base < 32000; base += 100 {
+			if taken[base] || base == avoid {
+				continue
+			}
+			free := true
+			for i := range local.Services {
+				l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+				if err != nil {
+					free = false
+					break
+				}
+				l.Close()
+			}
+			if free {
+				return base, nil
+			}
+		}
+		return 0, errors.New("no free port base between 20080 and 32000")
+	}
+	var err error
+	if tuned == 0 {
+		if tuned, err = pick(legacy); err != nil {
+			return 0, 0, err
+		}
+	}
+	if legacy == 0 {
+		if legacy, err = pick(tuned); err != nil {
+			return 0, 0, err
+		}
+	}
+	if d := tuned - legacy; d > -len(local.Services) && d < len(local.Services) {
+		return 0, 0, fmt.Errorf("port bases %d and %d overlap: each stack takes %d ports", tuned, legacy, len(local.Services))
+	}
+	return tuned, legacy, nil
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := bytesFields(b)
+	if len(f) < 3 {
+		return "?"
+	}
+	return f[0] + " " + f[1] + " " + f[2]
+}
