@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -157,9 +159,19 @@ func TestUpNamesServiceThatDoesNotStart(t *testing.T) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
 	}
-	// The services that did start were stopped again.
+	// The services that did start were stopped again, forked children too.
 	if stacks, _ := Status(&out); len(stacks) != 0 {
 		t.Errorf("a failed up left a stack behind: %+v", stacks)
+	}
+	pids := regexp.MustCompile(`started \w+ +pid (\d+)`).FindAllStringSubmatch(out.String(), -1)
+	if len(pids) == 0 {
+		t.Fatalf("no started service in %q", out.String())
+	}
+	for _, m := range pids {
+		pid, _ := strconv.Atoi(m[1])
+		if groupAlive(pid) {
+			t.Errorf("process group %d survived a failed up", pid)
+		}
 	}
 }
 
