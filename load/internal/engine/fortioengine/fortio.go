@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"runtime"
 	"sort"
 	"strconv"
@@ -104,19 +103,7 @@ func labels(req engine.Request) string {
 
 // Check implements engine.Engine: one GET, any HTTP answer will do.
 func (e *Engine) Check(ctx context.Context, req engine.Request) error {
-	url := req.Target.RequestURL(req.Scenario.Path)
-	ctx, cancel := context.WithTimeout(ctx, req.Scenario.Timeout.Std())
-	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return fmt.Errorf("target %s does not answer at %s: %w", req.Target.Name, url, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Body.Close()
+	return engine.CheckHTTP(ctx, req)
 }
 
 // Run implements engine.Engine.

@@ -31,7 +31,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,19 +136,7 @@ func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 				req.Scenario.Name, p.Name, p.Duration, MinDuration)
 		}
 	}
-	url := req.Target.RequestURL(req.Scenario.Path)
-	ctx, cancel := context.WithTimeout(ctx, req.Scenario.Timeout.Std())
-	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return fmt.Errorf("target %s does not answer at %s: %w", req.Target.Name, url, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Body.Close()
+	return engine.CheckHTTP(ctx, req)
 }
 
 // Env is the script's environment for req: the BOOKLOAD_* variables.
