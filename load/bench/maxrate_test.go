@@ -14,8 +14,8 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 const connections = 4
@@ -41,7 +41,7 @@ func request(url string) engine.Request {
 		Scenario: &scenario.Scenario{Name: "bench", Service: "details", Path: "/echo", KeepAlive: true,
 			Timeout: scenario.Duration(3 * time.Second), Repetitions: 1},
 		Profile:    scenario.Profile{Name: "max", QPS: -1, Connections: connections, Duration: scenario.Duration(*runFor)},
-		Target:     target.Target{Name: "echo", URL: url},
+		Target:     loadtarget.Target{Name: "echo", URL: url},
 		Repetition: 1,
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 func init() {
@@ -21,12 +21,12 @@ func init() {
 }
 
 // targetFlags collects repeated --target NAME=BASEURL.
-type targetFlags []target.Target
+type targetFlags []loadtarget.Target
 
 func (f *targetFlags) String() string { return "" }
 
 func (f *targetFlags) Set(v string) error {
-	t, err := target.Parse(v)
+	t, err := loadtarget.Parse(v)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func runCmd(args []string) int {
 		return 2
 	}
 	if len(targets) == 0 {
-		t, err := target.Local(s.Service)
+		t, err := loadtarget.Local(s.Service)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bookload run:", err)
 			return 1

@@ -28,11 +28,11 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // Config is one bench.
@@ -253,10 +253,10 @@ func (b *bench) stack(profile string) local.Config {
 	panic("no stack " + profile)
 }
 
-func (b *bench) targetOf(profile, service string) target.Target {
+func (b *bench) targetOf(profile, service string) loadtarget.Target {
 	st := b.stack(profile)
 	port, _ := local.Port(st.PortBase, service)
-	return target.Target{Name: profile, URL: "http://127.0.0.1:" + strconv.Itoa(port), Knobs: st.Env(service)}
+	return loadtarget.Target{Name: profile, URL: "http://127.0.0.1:" + strconv.Itoa(port), Knobs: st.Env(service)}
 }
 
 func (b *bench) all(ctx context.Context) error {
@@ -285,7 +285,7 @@ func (b *bench) all(ctx context.Context) error {
 	for _, uniform := range []bool{false, true} {
 		s := b.scenario("bench-floor", "echo", "/echo", uniform, profile(100, 10, b.tm.Rep))
 		s.Description = "floor: fortio's echo server (in-process, loopback) " + pattern(uniform)
-		m, err := b.measure(ctx, s, []target.Target{{Name: "echo", URL: b.echo}})
+		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: b.echo}})
 		if err != nil {
 			return err
 		}
@@ -298,7 +298,7 @@ func (b *bench) all(ctx context.Context) error {
 		for _, a := range Alone {
 			s := b.scenario("bench-"+a.Key, a.Service, a.Path, uniform, profile(100, 10, b.tm.Rep))
 			s.Description = a.Title + ", " + pattern(uniform)
-			targets := []target.Target{b.targetOf("legacy", a.Service), b.targetOf("tuned", a.Service)}
+			targets := []loadtarget.Target{b.targetOf("legacy", a.Service), b.targetOf("tuned", a.Service)}
 			if uniform {
 				targets = targets[1:]
 			}
@@ -326,7 +326,7 @@ func (b *bench) ladder(ctx context.Context) error {
 		if len(active) == 0 {
 			break
 		}
-		var targets []target.Target
+		var targets []loadtarget.Target
 		for _, p := range active {
 			targets = append(targets, b.targetOf(p, "productpage"))
 		}
@@ -374,7 +374,7 @@ func (b *bench) maxRate(ctx context.Context) error {
 		s := b.scenario("bench-page-maxrate", "productpage", "/productpage", true, pr)
 		s.Description = fmt.Sprintf("maximum sustainable full-page rate: held %v with zero errors and p99 < %.0f ms, %s", b.tm.Probe, MaxRateP99MS, pattern(true))
 		s.Repetitions = 1
-		m, err := b.measure(ctx, s, []target.Target{b.targetOf("tuned", "productpage")})
+		m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", "productpage")})
 		if err != nil {
 			return err
 		}
@@ -439,7 +439,7 @@ func (b *bench) scenario(name, service, path string, uniform bool, profiles ...s
 
 // measure warms every target up (not recorded, and outside the CPU
 // readings), then runs s through the runner, reading /proc around it.
-func (b *bench) measure(ctx context.Context, s *scenario.Scenario, targets []target.Target) (*Measure, error) {
+func (b *bench) measure(ctx context.Context, s *scenario.Scenario, targets []loadtarget.Target) (*Measure, error) {
 	b.logf("%s: %s (%s)", s.Name, s.Description, profileList(s))
 	if b.tm.Warmup > 0 {
 		for _, p := range s.Profiles {
@@ -490,7 +490,7 @@ func (b *bench) measure(ctx context.Context, s *scenario.Scenario, targets []tar
 		m.Wall += r.DurationSeconds
 	}
 	base := ""
-	if slices.ContainsFunc(targets, func(t target.Target) bool { return t.Name == "legacy" }) {
+	if slices.ContainsFunc(targets, func(t loadtarget.Target) bool { return t.Name == "legacy" }) {
 		base = "legacy"
 	}
 	m.Table, err = compare.Build([]*results.Loaded{loaded}, compare.Options{Baseline: base})

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 var profile = scenario.Profile{Name: "100rps-10c", QPS: 100, Connections: 10, Duration: scenario.Duration(30 * time.Second)}
@@ -39,7 +39,7 @@ func synthRun(n int, tunedQPS float64, tunedErrs int64) *results.Loaded {
 	noise := func() float64 { return 1 + 0.02*rng.NormFloat64() }
 	sc := &scenario.Scenario{Name: "details-100rps-10c", Profiles: []scenario.Profile{profile}}
 	l := &results.Loaded{Dir: "results/x", Run: results.Run{ID: "x", Status: results.StatusComplete, Scenario: sc,
-		Targets: []target.Target{{Name: "legacy"}, {Name: "tuned"}}}}
+		Targets: []loadtarget.Target{{Name: "legacy"}, {Name: "tuned"}}}}
 	for r := 1; r <= n; r++ {
 		l.Reps = append(l.Reps,
 			synthRep("legacy", r, 0.64*noise(), 2.6*(1+0.2*rng.NormFloat64()), 100, 0),

@@ -12,12 +12,12 @@ import (
 	"strings"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/report"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // Config is one demo.
@@ -67,13 +67,13 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out := &Outcome{}
 	var tables []*compare.Table
 	for _, s := range scs {
-		var targets []target.Target
+		var targets []loadtarget.Target
 		for _, st := range stacks {
 			port, err := local.Port(st.PortBase, s.Service)
 			if err != nil {
 				return out, err
 			}
-			targets = append(targets, target.Target{
+			targets = append(targets, loadtarget.Target{
 				Name:  st.Profile,
 				URL:   "http://127.0.0.1:" + strconv.Itoa(port),
 				Knobs: st.Env(s.Service),

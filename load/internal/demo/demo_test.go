@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 func TestSentenceReportsVerdicts(t *testing.T) {
@@ -73,7 +73,7 @@ func TestWritesReport(t *testing.T) {
 			Timeout:  scenario.Duration(time.Second),
 			Profiles: []scenario.Profile{{Name: "50rps-2c", QPS: 50, Connections: 2, Duration: scenario.Duration(300 * time.Millisecond)}}}
 		res, err := runner.Run(context.Background(), runner.Config{Scenario: s, Out: out,
-			Targets: []target.Target{{Name: "legacy", URL: srv.URL}, {Name: "tuned", URL: srv.URL}}})
+			Targets: []loadtarget.Target{{Name: "legacy", URL: srv.URL}, {Name: "tuned", URL: srv.URL}}})
 		if err != nil {
 			t.Fatal(err)
 		}

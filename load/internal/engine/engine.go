@@ -13,15 +13,15 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // Request is one repetition (or a warmup) to run.
 type Request struct {
 	Scenario   *scenario.Scenario
 	Profile    scenario.Profile
-	Target     target.Target
+	Target     loadtarget.Target
 	Repetition int // 1-based; 0 for a warmup
 	Labels     map[string]string
 }

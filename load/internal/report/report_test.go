@@ -15,9 +15,9 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // fakeRun writes a run directory as `bookload run` would, with synthetic
@@ -25,10 +25,10 @@ import (
 // rate for a ladder), a tail at 10×, corrected latency a bit higher.
 func fakeRun(t *testing.T, out string, s *scenario.Scenario, engineName string, bases map[string]float64, reps int, seed uint64) string {
 	t.Helper()
-	var targets []target.Target
+	var targets []loadtarget.Target
 	engines := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(bases)) {
-		targets = append(targets, target.Target{Name: name, URL: "http://127.0.0.1:9081", Knobs: map[string]string{"HTTP_NODELAY": "1"}})
+		targets = append(targets, loadtarget.Target{Name: name, URL: "http://127.0.0.1:9081", Knobs: map[string]string{"HTTP_NODELAY": "1"}})
 		engines[name] = engineName
 	}
 	now := time.Date(2026, 11, 22, 10, 0, int(seed), 0, time.UTC)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 func TestWriteFileAtomicReplaces(t *testing.T) {
@@ -102,7 +102,7 @@ func TestWriteFileAtomicReaders(t *testing.T) {
 func testRun() Run {
 	s := &scenario.Scenario{Name: "smoke", Service: "details", Path: "/details/0", Repetitions: 2,
 		Profiles: []scenario.Profile{{Name: "p", QPS: 10, Connections: 1, Duration: scenario.Duration(time.Second)}}}
-	return Run{Scenario: s, Targets: []target.Target{{Name: "a", URL: "http://127.0.0.1:1"}}, Repetitions: 2}
+	return Run{Scenario: s, Targets: []loadtarget.Target{{Name: "a", URL: "http://127.0.0.1:1"}}, Repetitions: 2}
 }
 
 func testRep(t *testing.T, run Run, rep int) *Rep {

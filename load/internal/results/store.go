@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // SchemaVersion of run.json and of the "bookload" object in repetition files.
@@ -48,22 +48,22 @@ const RunFile = "run.json"
 
 // Run is run.json.
 type Run struct {
-	SchemaVersion int                `json:"schema_version"`
-	ID            string             `json:"id"`
-	Status        string             `json:"status"`
-	Note          string             `json:"note,omitempty"`
-	StartedAt     time.Time          `json:"started_at"`
-	UpdatedAt     time.Time          `json:"updated_at"`
-	FinishedAt    *time.Time         `json:"finished_at,omitempty"`
-	Scenario      *scenario.Scenario `json:"scenario"`
-	Targets       []target.Target    `json:"targets"`
-	Engines       map[string]string  `json:"engines"` // target name -> engine
-	Repetitions   int                `json:"repetitions"`
-	Plan          []Slot             `json:"plan"` // measured repetitions in run order
-	Done          []Slot             `json:"done"` // finished repetitions, with their files
-	Labels        map[string]string  `json:"labels,omitempty"`
-	Tool          Tool               `json:"tool"`
-	Machine       Machine            `json:"machine"`
+	SchemaVersion int                 `json:"schema_version"`
+	ID            string              `json:"id"`
+	Status        string              `json:"status"`
+	Note          string              `json:"note,omitempty"`
+	StartedAt     time.Time           `json:"started_at"`
+	UpdatedAt     time.Time           `json:"updated_at"`
+	FinishedAt    *time.Time          `json:"finished_at,omitempty"`
+	Scenario      *scenario.Scenario  `json:"scenario"`
+	Targets       []loadtarget.Target `json:"targets"`
+	Engines       map[string]string   `json:"engines"` // target name -> engine
+	Repetitions   int                 `json:"repetitions"`
+	Plan          []Slot              `json:"plan"` // measured repetitions in run order
+	Done          []Slot              `json:"done"` // finished repetitions, with their files
+	Labels        map[string]string   `json:"labels,omitempty"`
+	Tool          Tool                `json:"tool"`
+	Machine       Machine             `json:"machine"`
 }
 
 // Slot is one repetition of one profile on one target.

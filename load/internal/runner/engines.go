@@ -6,7 +6,7 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/k6engine"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 )
 
 // EngineNames are the values of `bookload run --engine`.
@@ -15,7 +15,7 @@ var EngineNames = []string{"auto", fortioengine.Name, k6engine.Name}
 // EngineNamed returns the Config.EngineFor of `--engine NAME`: "auto" (or "")
 // picks by URL scheme (DefaultEngine); "fortio" and "k6" drive every http(s)
 // target with that engine.
-func EngineNamed(name string) (func(target.Target) (engine.Engine, error), error) {
+func EngineNamed(name string) (func(loadtarget.Target) (engine.Engine, error), error) {
 	var mk func() engine.Engine
 	switch name {
 	case "", "auto":
@@ -27,7 +27,7 @@ func EngineNamed(name string) (func(target.Target) (engine.Engine, error), error
 	default:
 		return nil, fmt.Errorf("unknown engine %q (want auto, fortio or k6)", name)
 	}
-	return func(t target.Target) (engine.Engine, error) {
+	return func(t loadtarget.Target) (engine.Engine, error) {
 		switch t.Scheme() {
 		case "http", "https":
 			return mk(), nil

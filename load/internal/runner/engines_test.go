@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 )
 
 func TestEngineNamed(t *testing.T) {
-	httpT := target.Target{Name: "a", URL: "http://127.0.0.1:9081"}
+	httpT := loadtarget.Target{Name: "a", URL: "http://127.0.0.1:9081"}
 	for name, want := range map[string]string{"": "fortio", "auto": "fortio", "fortio": "fortio", "k6": "k6"} {
 		pick, err := EngineNamed(name)
 		if err != nil {
@@ -20,7 +20,7 @@ func TestEngineNamed(t *testing.T) {
 		}
 	}
 	pick, _ := EngineNamed("k6")
-	if _, err := pick(target.Target{Name: "c", URL: "fortio+http://127.0.0.1:8080"}); err == nil || !strings.Contains(err.Error(), "http and https") {
+	if _, err := pick(loadtarget.Target{Name: "c", URL: "fortio+http://127.0.0.1:8080"}); err == nil || !strings.Contains(err.Error(), "http and https") {
 		t.Errorf("k6 on fortio+http: %v", err)
 	}
 	if _, err := EngineNamed("wrk"); err == nil {

@@ -1,15 +1,15 @@
 package runner
 
 import (
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // Step is one engine run: a warmup or a measured repetition.
 type Step struct {
 	Warmup     bool
 	Profile    scenario.Profile
-	Target     target.Target
+	Target     loadtarget.Target
 	Repetition int // 1-based; 0 for a warmup
 }
 
@@ -19,7 +19,7 @@ type Step struct {
 // slow drift of the machine or the network then spreads over all targets
 // instead of landing on whichever ran last, and no target always follows
 // the same neighbour.
-func Plan(profiles []scenario.Profile, targets []target.Target, reps int, warmup bool) []Step {
+func Plan(profiles []scenario.Profile, targets []loadtarget.Target, reps int, warmup bool) []Step {
 	var steps []Step
 	n := len(targets)
 	for _, p := range profiles {

@@ -14,9 +14,9 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // ErrInterrupted is returned when the context was cancelled during a run.
@@ -25,12 +25,12 @@ var ErrInterrupted = errors.New("interrupted")
 // Config is one `bookload run`.
 type Config struct {
 	Scenario    *scenario.Scenario
-	Targets     []target.Target
+	Targets     []loadtarget.Target
 	Repetitions int               // 0: the scenario's
 	Out         string            // results directory; a run directory is made in it
 	Labels      map[string]string // recorded in run.json and every repetition
 	// EngineFor picks the engine of a target; nil means DefaultEngine.
-	EngineFor func(target.Target) (engine.Engine, error)
+	EngineFor func(loadtarget.Target) (engine.Engine, error)
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer
 	Now      func() time.Time
@@ -39,7 +39,7 @@ type Config struct {
 // DefaultEngine picks the engine by URL scheme: the in-process fortio library
 // for http and https, a fortio server's REST API (in a cluster) for
 // fortio+http and fortio+https.
-func DefaultEngine(t target.Target) (engine.Engine, error) {
+func DefaultEngine(t loadtarget.Target) (engine.Engine, error) {
 	switch t.Scheme() {
 	case "http", "https":
 		return &fortioengine.Engine{}, nil
@@ -66,7 +66,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if len(cfg.Targets) == 0 {
 		return nil, errors.New("no targets")
 	}
-	if err := target.CheckUnique(cfg.Targets); err != nil {
+	if err := loadtarget.CheckUnique(cfg.Targets); err != nil {
 		return nil, err
 	}
 	pick := cfg.EngineFor

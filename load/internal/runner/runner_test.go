@@ -13,9 +13,9 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // fakeEngine records the order of calls and returns canned results; onRun may
@@ -65,18 +65,18 @@ func testScenario(warmup time.Duration) *scenario.Scenario {
 	}
 }
 
-func targets(names ...string) []target.Target {
-	var ts []target.Target
+func targets(names ...string) []loadtarget.Target {
+	var ts []loadtarget.Target
 	for _, n := range names {
-		ts = append(ts, target.Target{Name: n, URL: "http://127.0.0.1:1"})
+		ts = append(ts, loadtarget.Target{Name: n, URL: "http://127.0.0.1:1"})
 	}
 	return ts
 }
 
-func config(t *testing.T, f *fakeEngine, s *scenario.Scenario, ts []target.Target) Config {
+func config(t *testing.T, f *fakeEngine, s *scenario.Scenario, ts []loadtarget.Target) Config {
 	return Config{
 		Scenario: s, Targets: ts, Out: t.TempDir(),
-		EngineFor: func(target.Target) (engine.Engine, error) { return f, nil },
+		EngineFor: func(loadtarget.Target) (engine.Engine, error) { return f, nil },
 	}
 }
 
@@ -188,16 +188,16 @@ func TestCheckFailsBeforeAnyFile(t *testing.T) {
 }
 
 func TestDefaultEngine(t *testing.T) {
-	if e, err := DefaultEngine(target.Target{Name: "a", URL: "https://h"}); err != nil || e.Name() != "fortio" {
+	if e, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "https://h"}); err != nil || e.Name() != "fortio" {
 		t.Errorf("https: %v %v", e, err)
 	}
-	if e, err := DefaultEngine(target.Target{Name: "a", URL: "fortio+http://h:8080"}); err != nil || e.Name() != "fortio-rest" {
+	if e, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "fortio+http://h:8080"}); err != nil || e.Name() != "fortio-rest" {
 		t.Errorf("fortio+http: %v %v", e, err)
 	}
-	if _, err := DefaultEngine(target.Target{Name: "a", URL: "fortio+http://h:8080?qps=1"}); err == nil {
+	if _, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "fortio+http://h:8080?qps=1"}); err == nil {
 		t.Error("fortio+http with an unknown query parameter accepted")
 	}
-	if _, err := DefaultEngine(target.Target{Name: "a", URL: "grpc://h:8080"}); err == nil {
+	if _, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "grpc://h:8080"}); err == nil {
 		t.Error("grpc has no engine, want an error")
 	}
 }
@@ -219,7 +219,7 @@ func TestProgressLine(t *testing.T) {
 func TestProgressLineRemote(t *testing.T) {
 	var b strings.Builder
 	p := &progress{w: &b}
-	st := Step{Target: target.Target{Name: "ambient"}, Profile: testScenario(0).Profiles[0], Repetition: 2}
+	st := Step{Target: loadtarget.Target{Name: "ambient"}, Profile: testScenario(0).Profiles[0], Repetition: 2}
 	p.show(3, 8, st, 4, engine.Live{Elapsed: time.Second, Requests: -1, Errors: -1})
 	if got := b.String(); !strings.Contains(got, "[3/8] ambient low rep 2/4") || !strings.Contains(got, "counts at the end") || strings.Contains(got, "qps") {
 		t.Errorf("progress output for a remote engine %q", got)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 func request(url string, qps float64, conns int, d time.Duration) engine.Request {
@@ -25,7 +25,7 @@ func request(url string, qps float64, conns int, d time.Duration) engine.Request
 			Timeout: scenario.Duration(3 * time.Second), Repetitions: 1,
 		},
 		Profile:    scenario.Profile{Name: "p", QPS: qps, Connections: conns, Duration: scenario.Duration(d)},
-		Target:     target.Target{Name: "t", URL: url},
+		Target:     loadtarget.Target{Name: "t", URL: url},
 		Repetition: 1,
 	}
 }

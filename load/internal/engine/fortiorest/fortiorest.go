@@ -42,7 +42,7 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 )
 
 // Name is the engine's name in run.json.
@@ -127,7 +127,7 @@ type Engine struct {
 }
 
 // New returns the engine for a fortio+http(s) target.
-func New(t target.Target) (*Engine, error) {
+func New(t loadtarget.Target) (*Engine, error) {
 	r, err := ParseURL(t.URL)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Name, err)

@@ -21,8 +21,8 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 func TestMain(m *testing.M) {
@@ -54,7 +54,7 @@ func remoteURL(srv *httptest.Server, base string) string {
 
 func request(t *testing.T, targetURL string, qps float64, conns int, d time.Duration) (*Engine, engine.Request) {
 	t.Helper()
-	tg := target.Target{Name: "remote", URL: targetURL}
+	tg := loadtarget.Target{Name: "remote", URL: targetURL}
 	if err := tg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("ParseURL(%q) = %+v %q, %v", c.in, r, r.LoadURL("details", "/details/0"), err)
 		}
 	}
-	if _, err := New(target.Target{Name: "x", URL: "fortio+http://h?nope=1"}); err == nil || !strings.Contains(err.Error(), "target x") {
+	if _, err := New(loadtarget.Target{Name: "x", URL: "fortio+http://h?nope=1"}); err == nil || !strings.Contains(err.Error(), "target x") {
 		t.Errorf("New with a bad URL: %v", err)
 	}
 }

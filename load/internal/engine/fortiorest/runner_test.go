@@ -15,10 +15,10 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // TestRunnerStoresAndCompares: `bookload run` with two fortio+http targets
@@ -41,12 +41,12 @@ func TestRunnerStoresAndCompares(t *testing.T) {
 	fs := httptest.NewServer(mux)
 	defer fs.Close()
 
-	var ts []target.Target
+	var ts []loadtarget.Target
 	for _, arg := range []string{
 		"no-mesh=fortio+" + fs.URL + "?url=" + fast.URL,
 		"mesh=fortio+" + fs.URL + "/fortio?url=" + slow.URL,
 	} {
-		tg, err := target.Parse(arg)
+		tg, err := loadtarget.Parse(arg)
 		if err != nil {
 			t.Fatal(err)
 		}

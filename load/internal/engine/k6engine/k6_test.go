@@ -20,8 +20,8 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/target"
 )
 
 // needK6 returns the k6 binary, or skips the test when it is not built.
@@ -45,7 +45,7 @@ func request(url string, qps float64, conns int, d time.Duration) engine.Request
 			Timeout: scenario.Duration(3 * time.Second), Repetitions: 1,
 		},
 		Profile:    scenario.Profile{Name: "p", QPS: qps, Connections: conns, Duration: scenario.Duration(d)},
-		Target:     target.Target{Name: "t", URL: url},
+		Target:     loadtarget.Target{Name: "t", URL: url},
 		Repetition: 1,
 	}
 }

@@ -1,9 +1,9 @@
-// Package target names where load goes: a name (it labels table rows and
+// Package loadtarget names where load goes: a name (it labels table rows and
 // result directories; modes such as no-mesh, sidecar, tuned, legacy are just
 // names) and a base URL. The URL's scheme picks the engine: http and https are
 // driven in-process by the fortio library, fortio+http and fortio+https by a
 // fortio server's REST API (package fortiorest, e.g. in a cluster).
-package target
+package loadtarget
 
 import (
 	"fmt"
