@@ -26,16 +26,9 @@ func compareCmd(args []string) int {
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
 	}
-	dirs, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if len(dirs) == 0 {
-		fs.Usage()
-		return 2
+	dirs, code, ok := parseRunDirs(fs, args)
+	if !ok {
+		return code
 	}
 	if err := printComparison(os.Stdout, dirs, *baseline, *format); err != nil {
 		fmt.Fprintln(os.Stderr, "bookload compare:", err)
@@ -56,4 +49,21 @@ func printComparison(w io.Writer, dirs []string, baseline, format string) error 
 		return err
 	}
 	return t.Write(w, format)
+}
+
+// parseRunDirs parses the flags and the DIR arguments (at least one) of the
+// commands that read stored runs. When ok is false the command exits with
+// code: 0 after -h, 2 on a usage error.
+func parseRunDirs(fs *flag.FlagSet, args []string) (dirs []string, code int, ok bool) {
+	dirs, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, 0, false
+	case err != nil:
+		return nil, 2, false
+	case len(dirs) == 0:
+		fs.Usage()
+		return nil, 2, false
+	}
+	return dirs, 0, true
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,16 +26,9 @@ func reportCmd(args []string) int {
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
 	}
-	dirs, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if len(dirs) == 0 {
-		fs.Usage()
-		return 2
+	dirs, code, ok := parseRunDirs(fs, args)
+	if !ok {
+		return code
 	}
 	if err := writeReport(dirs, *out, *png, report.Options{Baseline: *baseline, Title: *title}); err != nil {
 		fmt.Fprintln(os.Stderr, "bookload report:", err)
