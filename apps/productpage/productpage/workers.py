@@ -17,6 +17,10 @@ model"), with what the stock GeventWorker lacks.
   bytes in one send() (OneWriteResponse) instead of two: one system call
   and one TCP segment less per response. With false the two writes stay,
   since they are what Nagle's algorithm stalls on (the legacy profile).
+- The common request (GET/HEAD, no body, ordinary header fields) is read,
+  answered and written by fastpath.py; the first request of any other shape
+  hands the connection to gunicorn's own loop, with the bytes already read
+  put back in front (_Replay).
 """
 
 import _socket
@@ -37,6 +41,7 @@ from gunicorn.http import wsgi
 from gunicorn.workers.ggevent import GeventWorker
 
 from .balance import Balance
+from .fastpath import MAX_HEAD, Responder, parse_head
 
 # How often a stopping worker looks at what is still running.
 _DRAIN_POLL_SECONDS = 0.05
@@ -61,6 +66,32 @@ def _shutdown(sock):
         pass
     finally:
         raw.detach()
+
+
+# What a fast-path request that makes the application raise gets (Flask
+# answers its own errors, so this is a bug in the server code).
+_INTERNAL_ERROR = (b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n"
+                   b"Content-Type: application/json\r\nContent-Length: 33\r\n\r\n"
+                   b'{"error":"internal server error"}')
+_RECV = 65536
+
+
+class _Replay:
+    """The client socket, with bytes the fast path already read put back in
+    front of what recv() returns next (gunicorn reads through recv)."""
+
+    def __init__(self, sock, data: bytes):
+        self._sock = sock
+        self._data = data
+
+    def recv(self, size, *args):
+        if self._data:
+            data, self._data = self._data[:size], self._data[size:]
+            return data
+        return self._sock.recv(size, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
 
 
 def set_nodelay(sock, on: bool):
@@ -135,6 +166,8 @@ class ProductpageWorker(GeventWorker):
         self._wake = None
         self._servers = []
         self._accepting = True
+        self._responder = None
+        self._listener_names = {}
 
     def init_process(self):
         if self.nodelay:
@@ -142,6 +175,10 @@ class ProductpageWorker(GeventWorker):
             # which looks the class up in its module: this worker process only.
             wsgi.Response = OneWriteResponse
         super().init_process()
+
+    def load_wsgi(self):
+        super().load_wsgi()
+        self._responder = Responder(self.wsgi, self.cfg, one_write=self.nodelay)
 
     def init_signals(self):
         super().init_signals()
@@ -162,11 +199,72 @@ class ProductpageWorker(GeventWorker):
         set_nodelay(client, self.nodelay)
         self._count_connection(+1)
         self._idle.add(client)
+        replay = None
         try:
-            super().handle(listener, client, addr)
+            try:
+                pending = self._serve_common(listener, client, addr)
+            except OSError:
+                # Reset, broken pipe: the client is gone, as gunicorn ignores.
+                pending = None
+            if pending is None:
+                client.close()
+                return
+            client.settimeout(None)
+            replay = _Replay(client, pending)
+            self._idle.discard(client)
+            self._idle.add(replay)
+            super().handle(listener, replay, addr)
         finally:
             self._idle.discard(client)
+            if replay is not None:
+                self._idle.discard(replay)
             self._count_connection(-1)
+
+    def _serve_common(self, listener, client, addr) -> Optional[bytes]:
+        """Serve requests of the common shape (fastpath.py) on this
+        connection. Returns None when the connection is done, or the bytes
+        read but not served when gunicorn should take over."""
+        server = self._listener_names.get(listener)
+        if server is None:
+            server = self._listener_names[listener] = listener.getsockname()
+        responder = self._responder
+        # gunicorn's idle timeout: for every request head, none without keep-alive.
+        client.settimeout(self.cfg.keepalive or None)
+        buf = b""
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            while end < 0:
+                if len(buf) > MAX_HEAD:
+                    return buf
+                try:
+                    data = client.recv(_RECV)
+                except socket.timeout:
+                    return None
+                if not data:
+                    return None
+                buf += data
+                end = buf.find(b"\r\n\r\n")
+            req = parse_head(buf[:end])
+            env = None if req is None else responder.environ(req, client, addr, server)
+            if env is None:
+                return buf
+            buf = buf[end + 4:]
+            self._idle.discard(client)
+            self._in_flight.add(req)
+            try:
+                try:
+                    parts, close = responder(req, env, closing=not self.alive)
+                except Exception:
+                    self.log.exception("Error handling request %s %s", req.method, req.target)
+                    client.sendall(_INTERNAL_ERROR)
+                    return None
+                for part in parts:
+                    client.sendall(part)
+            finally:
+                self._in_flight.discard(req)
+                self._idle.add(client)
+            if close:
+                return None
 
     def handle_request(self, listener_name, req, sock, addr):
         self._idle.discard(sock)

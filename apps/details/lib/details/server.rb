@@ -10,8 +10,9 @@ require_relative "routes"
 
 module Details
   # WEBrick's HTTPServer with the common HTTP knobs wired into its hooks.
-  # WEBrick keeps its natural response writing (head and body in two write
-  # calls): that is what makes HTTP_NODELAY observable.
+  # With HTTP_NODELAY=false WEBrick keeps its natural response writing (head
+  # and body in two write calls): that is what makes the Nagle stall
+  # observable. With true, each response leaves in one write.
   class Server < WEBrick::HTTPServer
     # WEBrick runs a thread per connection and stops accepting when they are
     # all taken; a benchmark may hold several hundred keep-alive connections.
@@ -45,7 +46,9 @@ module Details
         MaxClients: MAX_CLIENTS,
         # Runs in the connection's thread on each accepted socket, before the
         # first request is read.
-        AcceptCallback: settings.nodelay ? SET_NODELAY : nil
+        AcceptCallback: settings.nodelay ? SET_NODELAY : nil,
+        # Read by JsonErrorResponse#send_response.
+        DetailsOneWrite: settings.nodelay
       )
     end
 
