@@ -10,6 +10,8 @@
 package bench
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +19,12 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"fortio.org/fortio/fhttp"
@@ -105,6 +110,7 @@ type Measure struct {
 	CPU      map[string]map[string]float64 // stack profile -> service -> CPU seconds
 	Requests map[string]int64              // target -> requests in the measured repetitions
 	Self     float64                       // CPU seconds of bookload (load generator, echo server)
+	Server   float64                       // CPU seconds of the separate echo process (FloorProcess only)
 	Busy     float64                       // CPU seconds the whole machine was busy
 }
 
@@ -147,6 +153,7 @@ type Outcome struct {
 	LoadStart         string
 	LoadEnd           string
 	Floor             map[bool]*Measure            // by uniform
+	FloorProcess      map[bool]*Measure            // by uniform: the echo server in a process of its own
 	Alone             map[string]map[bool]*Measure // key -> uniform -> measure (burst: tuned vs legacy; uniform: tuned)
 	Ladder            []Probe
 	MaxRate           []Probe
@@ -170,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	o := &Outcome{Started: time.Now(), Timing: tm, LoadStart: loadAvg(),
-		Floor: map[bool]*Measure{}, Alone: map[string]map[bool]*Measure{}}
+		Floor: map[bool]*Measure{}, FloorProcess: map[bool]*Measure{}, Alone: map[string]map[bool]*Measure{}}
 	b := &bench{cfg: cfg, tm: tm, o: o}
 
 	tuned, legacy, err := freeBases(cfg.TunedBase, cfg.LegacyBase)
@@ -291,6 +298,12 @@ func (b *bench) all(ctx context.Context) error {
 		}
 		b.o.Floor[uniform] = m
 	}
+	// The same echo server in a process of its own: what one process hop on
+	// loopback costs before any service code runs (wake-ups of a second
+	// process instead of goroutines of one).
+	if err := b.floorProcess(ctx); err != nil {
+		return err
+	}
 	// Each service alone and the full page: tuned vs legacy in bursts
 	// (fortio's default, the published tables' pattern), then tuned alone with
 	// uniform arrival (per-request latency without the burst's queue).
@@ -316,6 +329,47 @@ func (b *bench) all(ctx context.Context) error {
 		return err
 	}
 	return b.maxRate(ctx)
+}
+
+// floorProcess measures fortio's echo server running as `bookload echo`, a
+// child process of its own; its CPU time is read from /proc like a service's.
+func (b *bench) floorProcess(ctx context.Context) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "echo", "--listen", "127.0.0.1:0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer // fortio logs its start there; shown only on failure
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting bookload echo: %w", err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		return fmt.Errorf("bookload echo did not report its address (got %q, stderr %q): %v", line, stderr.String(), err)
+	}
+	for _, uniform := range []bool{false, true} {
+		s := b.scenario("bench-floor-process", "echo", "/echo", uniform, profile(100, 10, b.tm.Rep))
+		s.Description = "fortio's echo server in a separate process (loopback) " + pattern(uniform)
+		cpu0 := groupUsage(cmd.Process.Pid).CPU
+		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: url}})
+		if err != nil {
+			return err
+		}
+		m.Server = groupUsage(cmd.Process.Pid).CPU - cpu0
+		b.o.FloorProcess[uniform] = m
+	}
+	return nil
 }
 
 // ladder runs the full page at each rung, one repetition per target, until a

@@ -148,6 +148,13 @@ func Write(w io.Writer, o *Outcome, cfg Config) {
 				arrival(uniform), r.QPS, r.Errors, ms(r.LatencyMS["p50"]), ms(r.LatencyMS["p90"]), ms(r.LatencyMS["p99"]), ms(r.LatencyMS["p99.9"]),
 				ms(f.Self/float64(max(1, f.Requests["echo"]))*1000))
 		}
+		f = o.FloorProcess[uniform]
+		if r := f.Row("100rps-10c", "echo"); r != nil {
+			p("| fortio echo in a separate process (`bookload echo`): the process hop alone | %s | - | %.1f | %d | %s | %s | %s | %s | %.1f× | %s (the echo process) |\n",
+				arrival(uniform), r.QPS, r.Errors, ms(r.LatencyMS["p50"]), ms(r.LatencyMS["p90"]), ms(r.LatencyMS["p99"]), ms(r.LatencyMS["p99.9"]),
+				r.LatencyMS["p50"]/lat(o.Floor[uniform].Row("100rps-10c", "echo"), "p50"),
+				ms(f.Server/float64(max(1, f.Requests["echo"]))*1000))
+		}
 	}
 	for _, uniform := range []bool{false, true} {
 		floor := lat(o.Floor[uniform].Row("100rps-10c", "echo"), "p50")
@@ -309,7 +316,7 @@ func (o *Outcome) verdicts() []verdict {
 				v.known = true
 				v.met = p50 <= ServiceP50Floors*floor && p999 < ServiceP999MS
 				v.measured = fmt.Sprintf("p50 %s ms (%.1f×), p99.9 %s ms; CPU %s ms/req", ms(p50), p50/floor, ms(p999), ms(m.stackCPUPerReq("tuned")))
-				v.limit = serviceLimit(key, uniform, p50, floor, p999, m)
+				v.limit = serviceLimit(key, uniform, p50, floor, p999, m, lat(o.FloorProcess[uniform].Row("100rps-10c", "echo"), "p50"))
 			}
 			out = append(out, v)
 		}
@@ -385,9 +392,14 @@ func (o *Outcome) verdicts() []verdict {
 	return out
 }
 
-func serviceLimit(key string, uniform bool, p50, floor, p999 float64, m *Measure) string {
+// serviceLimit says what keeps a service from its target. hop is the p50 of
+// the echo server in a separate process (NaN when not measured).
+func serviceLimit(key string, uniform bool, p50, floor, p999 float64, m *Measure, hop float64) string {
 	var parts []string
 	cpu := m.stackCPUPerReq("tuned")
+	if p50 > ServiceP50Floors*floor && !math.IsNaN(hop) {
+		parts = append(parts, fmt.Sprintf("the process hop: the same echo server in a separate process answers in %s ms (%.1f× the floor) before any service code runs", ms(hop), hop/floor))
+	}
 	if p50 > ServiceP50Floors*floor {
 		if !uniform {
 			parts = append(parts, "the burst: 10 requests at once on a single-threaded server queue behind each other (p50 ≈ 5 service times)")

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestEcho serves fortio's echo on a free port, checks that a POST body comes
+// back, then stops it with SIGINT: exit 0, with the address on stdout.
+func TestEcho(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	echoed := make(chan string, 1)
+	go func() {
+		defer func() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			resp, err := http.Post("http://"+addr+"/echo", "text/plain", strings.NewReader("hello bookinfo"))
+			if err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				echoed <- string(body)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		echoed <- "(no answer)"
+	}()
+	stdout, code := capture(t, func() int { return runEcho([]string{"--listen", addr}) })
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if got := <-echoed; got != "hello bookinfo" {
+		t.Errorf("echoed %q", got)
+	}
+	if want := "listening on http://" + addr + "\n"; stdout != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+}
+
+func TestEchoUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"extra"}, {"--nope"}} {
+		if _, code := capture(t, func() int { return runEcho(args) }); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if _, code := capture(t, func() int { return runEcho([]string{"--listen", "256.0.0.1:1"}) }); code != 1 {
+		t.Errorf("bad address: exit %d, want 1", code)
+	}
+}
