@@ -157,6 +157,10 @@ func (e *Engine) params(req engine.Request) url.Values {
 	q.Set("r", strconv.FormatFloat(Resolution, 'g', -1, 64))
 	q.Set("p", "50,75,90,99,99.9")
 	q.Set("labels", labels(req))
+	if s.Uniform {
+		// fortio's REST API reads the form's checkbox value.
+		q.Set("uniform", "on")
+	}
 	for _, h := range s.Headers {
 		q.Add("H", h.Name+": "+h.Value)
 	}
