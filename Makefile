@@ -48,7 +48,7 @@ images: ## build the container images with docker or podman (bookinfo-bench/<app
 	@bash scripts/images.sh
 
 .PHONY: bench
-bench: setup ## the performance suite (~11 min, tuned + legacy stacks): floor, services, ladder, max rate, CPU and RSS; writes BENCHMARKS.md
+bench: setup ## the performance suite (~13 min, tuned + legacy stacks): floor, services, ladder, max rate, CPU and RSS; writes BENCHMARKS.md
 	@$(BOOKLOAD) bench
 
 .PHONY: test

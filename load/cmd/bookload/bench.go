@@ -31,7 +31,7 @@ func benchCmd(args []string) int {
 	fs.BoolVar(&cfg.Quick, "quick", false, "seconds instead of minutes per measurement: checks the suite, the numbers mean nothing")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: bookload bench [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--quick]")
-		fmt.Fprintln(fs.Output(), "\nStarts a tuned and a legacy local stack, measures (about 11 minutes), stops them (also on Ctrl-C),")
+		fmt.Fprintln(fs.Output(), "\nStarts a tuned and a legacy local stack, measures (about 13 minutes), stops them (also on Ctrl-C),")
 		fmt.Fprintln(fs.Output(), "writes BENCHMARKS.md and the HTML report.")
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()

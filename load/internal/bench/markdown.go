@@ -172,6 +172,25 @@ func Write(w io.Writer, o *Outcome, cfg Config) {
 		}
 	}
 
+	if len(o.AloneBusy) > 0 {
+		p("\n## Each service alone at %g RPS over 10 connections (tuned, uniform)\n\n", BusyRate)
+		p("The same requests at ten times the rate. At 100 RPS every request finds the service's process asleep (and often its CPU idle); here the next request arrives within a millisecond, so the wake-ups and cold caches that dominate the 100 RPS latency are mostly gone.\n\n")
+		p("| service | qps | errors | p50 | p90 | p99 | p99.9 | p50 vs floor | p50 at 100 RPS | CPU/req ms (at 100 RPS) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		floor := lat(o.Floor[true].Row("100rps-10c", "echo"), "p50")
+		for _, a := range Alone[:3] {
+			m := o.AloneBusy[a.Key]
+			r := m.Row(busyProfile, "tuned")
+			if r == nil {
+				continue
+			}
+			slow := o.Alone[a.Key][true]
+			p("| %s `%s` | %.1f | %d | %s | %s | %s | %s | %.1f× | %s | %s (%s) |\n", a.Title, a.Path, r.QPS, r.Errors,
+				ms(r.LatencyMS["p50"]), ms(r.LatencyMS["p90"]), ms(r.LatencyMS["p99"]), ms(r.LatencyMS["p99.9"]),
+				r.LatencyMS["p50"]/floor, ms(lat(slow.Row("100rps-10c", "tuned"), "p50")),
+				ms(m.stackCPUPerReq("tuned")), ms(slow.stackCPUPerReq("tuned")))
+		}
+	}
+
 	p("\n## Full page over the ladder (burst arrival, %v per rung, one repetition)\n\n", o.Timing.LadderStep)
 	p("A stack leaves the ladder at the first rung it cannot hold (achieved rate below %.0f%% of the offered one, or errors).\n\n", HoldFraction*100)
 	p("| offered RPS | connections | stack | achieved | errors | p50 | p90 | p99 | p99.9 | machine CPU busy |\n|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|\n")
@@ -316,7 +335,7 @@ func (o *Outcome) verdicts() []verdict {
 				v.known = true
 				v.met = p50 <= ServiceP50Floors*floor && p999 < ServiceP999MS
 				v.measured = fmt.Sprintf("p50 %s ms (%.1f×), p99.9 %s ms; CPU %s ms/req", ms(p50), p50/floor, ms(p999), ms(m.stackCPUPerReq("tuned")))
-				v.limit = serviceLimit(key, uniform, p50, floor, p999, m, lat(o.FloorProcess[uniform].Row("100rps-10c", "echo"), "p50"))
+				v.limit = o.serviceLimit(key, uniform, p50, floor, p999, m, lat(o.FloorProcess[uniform].Row("100rps-10c", "echo"), "p50"))
 			}
 			out = append(out, v)
 		}
@@ -394,9 +413,12 @@ func (o *Outcome) verdicts() []verdict {
 
 // serviceLimit says what keeps a service from its target. hop is the p50 of
 // the echo server in a separate process (NaN when not measured).
-func serviceLimit(key string, uniform bool, p50, floor, p999 float64, m *Measure, hop float64) string {
+func (o *Outcome) serviceLimit(key string, uniform bool, p50, floor, p999 float64, m *Measure, hop float64) string {
 	var parts []string
 	cpu := m.stackCPUPerReq("tuned")
+	if busy := lat(o.AloneBusy[key].Row(busyProfile, "tuned"), "p50"); uniform && p50 > ServiceP50Floors*floor && !math.IsNaN(busy) {
+		parts = append(parts, fmt.Sprintf("the idle wake-up: at %g RPS the same service answers in %s ms (%.1f× the floor)", BusyRate, ms(busy), busy/floor))
+	}
 	if p50 > ServiceP50Floors*floor && !math.IsNaN(hop) {
 		parts = append(parts, fmt.Sprintf("the process hop: the same echo server in a separate process answers in %s ms (%.1f× the floor) before any service code runs", ms(hop), hop/floor))
 	}
