@@ -32,10 +32,42 @@ function onClientError(err, socket) {
   );
 }
 
+// Set on each request when node:http creates it, i.e. once its headers are
+// parsed: the start of the request duration the metrics and access log report.
+const RECEIVED_AT = Symbol('receivedAt');
+
+// Express re-parents every request and response onto app.request and
+// app.response (Object.setPrototypeOf in app.handle). Changing an object's
+// prototype gives it a new hidden class, which V8 pays for on every request
+// and in every property access after it. Instead, node:http builds them from
+// these subclasses, whose prototypes sit between Express's and Node's
+// (Request.prototype -> Express's app.request -> ... -> IncomingMessage),
+// and app.request / app.response are pointed at them: Express's call then
+// finds the prototype already in place, which V8 treats as a no-op. Express
+// sees the same methods and getters as before. Only for an Express app (the
+// unit test of the options passes a plain function); createService calls
+// this once per app.
+function messageClasses(app) {
+  if (app.request === undefined || app.response === undefined) return {};
+  class Request extends http.IncomingMessage {
+    constructor(socket) {
+      super(socket);
+      this[RECEIVED_AT] = performance.now();
+    }
+  }
+  class Response extends http.ServerResponse {}
+  Object.setPrototypeOf(Request.prototype, app.request);
+  Object.setPrototypeOf(Response.prototype, app.response);
+  app.request = Request.prototype;
+  app.response = Response.prototype;
+  return { IncomingMessage: Request, ServerResponse: Response };
+}
+
 function createHttpServer(app, config) {
   // noDelay makes Node call setNoDelay on each accepted socket's handle
   // before any JavaScript sees it; false leaves the kernel default (Nagle on).
-  const server = http.createServer({ noDelay: config.noDelay }, app);
+  // IncomingMessage / ServerResponse: see messageClasses above.
+  const server = http.createServer({ noDelay: config.noDelay, ...messageClasses(app) }, app);
   // Idle time between requests on a kept-alive socket. headersTimeout
   // (60 s) and requestTimeout (300 s) stay at Node's defaults: since Node 18
   // they only run while a request is being received, so a long idle
@@ -45,4 +77,4 @@ function createHttpServer(app, config) {
   return server;
 }
 
-module.exports = { createHttpServer };
+module.exports = { createHttpServer, RECEIVED_AT };
