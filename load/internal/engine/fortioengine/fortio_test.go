@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/enginetest"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -254,27 +255,11 @@ func TestCheck(t *testing.T) {
 // staggered by 1/qps. The server's arrival times show which.
 func TestUniform(t *testing.T) {
 	medianGap := func(uniform bool) time.Duration {
-		var mu sync.Mutex
-		var arrivals []time.Time
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			arrivals = append(arrivals, time.Now())
-			mu.Unlock()
-			_, _ = w.Write([]byte("ok"))
-		}))
-		defer srv.Close()
-		req := request(srv.URL, 100, 10, time.Second) // 10 ms between requests when spread
-		req.Scenario.Uniform = uniform
-		run(t, req)
-		mu.Lock()
-		defer mu.Unlock()
-		slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
-		gaps := make([]time.Duration, 0, len(arrivals))
-		for i := 1; i < len(arrivals); i++ {
-			gaps = append(gaps, arrivals[i].Sub(arrivals[i-1]))
-		}
-		slices.Sort(gaps)
-		return gaps[len(gaps)/2]
+		return enginetest.MedianArrivalGap(func(url string) {
+			req := request(url, 100, 10, time.Second) // 10 ms between requests when spread
+			req.Scenario.Uniform = uniform
+			run(t, req)
+		})
 	}
 	if g := medianGap(false); g > 2*time.Millisecond {
 		t.Errorf("default arrival: median gap %v between requests, want bursts (< 2 ms)", g)

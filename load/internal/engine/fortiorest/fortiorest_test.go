@@ -20,6 +20,7 @@ import (
 	flog "fortio.org/log"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/enginetest"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -401,30 +402,14 @@ func TestFromFortio(t *testing.T) {
 // connection's request of a period at the same instant.
 func TestUniform(t *testing.T) {
 	medianGap := func(uniform bool) time.Duration {
-		var mu sync.Mutex
-		var arrivals []time.Time
-		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			arrivals = append(arrivals, time.Now())
-			mu.Unlock()
-			_, _ = w.Write([]byte("ok"))
-		}))
-		defer app.Close()
-		fs := fortioServer(t, t.TempDir())
-		e, req := request(t, remoteURL(fs, app.URL), 100, 10, time.Second) // 10 ms apart when spread
-		req.Scenario.Uniform = uniform
-		if _, err := e.Run(context.Background(), req, nil); err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
-		gaps := make([]time.Duration, 0, len(arrivals))
-		for i := 1; i < len(arrivals); i++ {
-			gaps = append(gaps, arrivals[i].Sub(arrivals[i-1]))
-		}
-		slices.Sort(gaps)
-		return gaps[len(gaps)/2]
+		return enginetest.MedianArrivalGap(func(url string) {
+			fs := fortioServer(t, t.TempDir())
+			e, req := request(t, remoteURL(fs, url), 100, 10, time.Second) // 10 ms apart when spread
+			req.Scenario.Uniform = uniform
+			if _, err := e.Run(context.Background(), req, nil); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 	if g := medianGap(false); g > 2*time.Millisecond {
 		t.Errorf("default arrival: median gap %v between requests, want bursts (< 2 ms)", g)
