@@ -22,6 +22,11 @@ class DrainingResponses implements ResponseBodyAdvice<Object> {
         draining = true;
     }
 
+    /** For handlers that write the servlet response themselves (ReviewsController), which no advice sees. */
+    boolean active() {
+        return draining;
+    }
+
     @Override
     public boolean supports(MethodParameter returnType, Class<? extends HttpMessageConverter<?>> converterType) {
         return true;

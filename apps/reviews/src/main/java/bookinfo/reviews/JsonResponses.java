@@ -1,7 +1,10 @@
 package bookinfo.reviews;
 
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -27,6 +30,22 @@ final class JsonResponses {
                 .contentType(MediaType.APPLICATION_JSON)
                 .contentLength(body.length)
                 .body(body);
+    }
+
+    /**
+     * The same response as json(status, body), written straight to the servlet response by a handler
+     * that returns nothing (ReviewsController). It carries "Connection: close" once a drain has begun,
+     * as DrainingResponses adds to the ResponseEntity answers.
+     */
+    static void write(HttpServletResponse response, int status, byte[] body, DrainingResponses draining)
+            throws IOException {
+        response.setStatus(status);
+        response.setContentType(MediaType.APPLICATION_JSON_VALUE);
+        response.setContentLength(body.length);
+        if (draining.active()) {
+            response.setHeader(HttpHeaders.CONNECTION, "close");
+        }
+        response.getOutputStream().write(body);
     }
 
     static ResponseEntity<byte[]> notFound() {

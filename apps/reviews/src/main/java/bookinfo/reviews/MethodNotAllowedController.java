@@ -7,9 +7,9 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Any method other than GET/HEAD on a known route answers 405 with the JSON error and an Allow header.
- * A mapping without a method condition loses to the GET mappings for GET and HEAD and takes every
- * other method, even ones Spring has no enum for; OPTIONS needs its own mapping, or Spring answers it
- * 200 by itself.
+ * A mapping without a method condition loses to the GET mappings for GET and HEAD (GET and HEAD of
+ * /reviews/{id} never get here: ReviewsRoute maps them first) and takes every other method, even
+ * ones Spring has no enum for; OPTIONS needs its own mapping, or Spring answers it 200 by itself.
  */
 @RestController
 class MethodNotAllowedController {

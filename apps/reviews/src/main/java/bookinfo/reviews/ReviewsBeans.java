@@ -2,12 +2,12 @@ package bookinfo.reviews;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import jakarta.servlet.DispatcherType;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.support.DefaultLifecycleProcessor;
 import org.springframework.core.Ordered;
+import org.springframework.web.filter.RequestContextFilter;
 
 /** Wiring: one instance of each collaborator, built from the parsed ReviewsConfig. */
 @Configuration(proxyBeanMethods = false)
@@ -19,18 +19,29 @@ class ReviewsBeans {
     }
 
     @Bean(destroyMethod = "close")
-    CloseableHttpClient upstreamHttpClient(ReviewsConfig config) {
+    UpstreamHttpClient upstreamHttpClient(ReviewsConfig config) {
         return UpstreamHttpClient.build(config);
     }
 
     @Bean
-    RatingsClient ratingsClient(CloseableHttpClient upstreamHttpClient, ObjectMapper json, ReviewsConfig config) {
+    RatingsClient ratingsClient(UpstreamHttpClient upstreamHttpClient, ObjectMapper json, ReviewsConfig config) {
         return new RatingsClient(upstreamHttpClient, json, config);
     }
 
     @Bean
     ReviewsBody reviewsBody(ObjectMapper json, ReviewsConfig config) {
         return new ReviewsBody(json, config);
+    }
+
+    @Bean
+    ReviewsController reviewsController(ReviewsBody body, RatingsClient ratings, DrainingResponses draining,
+            ReviewsConfig config) {
+        return new ReviewsController(body, ratings, draining, config);
+    }
+
+    @Bean
+    ReviewsRoute reviewsRoute(ReviewsController reviews) {
+        return new ReviewsRoute(reviews);
     }
 
     @Bean
@@ -46,6 +57,19 @@ class ReviewsBeans {
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
         registration.setDispatcherTypes(DispatcherType.REQUEST);
         registration.addUrlPatterns("/*");
+        return registration;
+    }
+
+    /**
+     * Keeps Spring Boot from installing its RequestContextFilter (it backs off when a registration for
+     * that filter type exists): it only binds the request to the thread for filters after it, and the
+     * one filter here (RequestObserver) does not use it; DispatcherServlet binds it again itself.
+     */
+    @Bean
+    FilterRegistrationBean<RequestContextFilter> requestContextFilterOff() {
+        FilterRegistrationBean<RequestContextFilter> registration =
+                new FilterRegistrationBean<>(new RequestContextFilter());
+        registration.setEnabled(false);
         return registration;
     }
 

@@ -30,6 +30,8 @@ public final class ReviewsServer {
                 // Spring MVC warns on every 404: per-request logging is ACCESS_LOG's job only.
                 "logging.level.org.springframework.web.servlet.PageNotFound", "error",
                 "spring.mvc.dispatch-trace-request", "true",
+                // Nothing listens for ServletRequestHandledEvent; publishing one per request is waste.
+                "spring.mvc.publish-request-handled-events", "false",
                 "spring.mvc.formcontent.filter.enabled", "false",
                 "spring.web.resources.add-mappings", "false")));
         app.setEnvironment(environment);

@@ -22,7 +22,7 @@ final class TomcatDrain {
             return;
         }
         for (Connector connector : tomcat.getTomcat().getService().findConnectors()) {
-            if (connector.getProtocolHandler() instanceof DrainableNioProtocol protocol) {
+            if (connector.getProtocolHandler() instanceof DrainableNio2Protocol protocol) {
                 protocol.stopAccepting();
                 log.info("stopped accepting; closed {} idle connections", protocol.closeIdleConnections());
             }

@@ -43,7 +43,7 @@ class TomcatKnobs implements WebServerFactoryCustomizer<TomcatServletWebServerFa
             throw new IllegalStateException("LISTEN_ADDRESS was validated at start", e);
         }
         factory.setShutdown(Shutdown.GRACEFUL);
-        factory.setProtocol(DrainableNioProtocol.class.getName());
+        factory.setProtocol(DrainableNio2Protocol.class.getName());
         factory.addErrorPages(new ErrorPage(JsonErrorController.PATH));
         factory.addContextCustomizers(context -> {
             if (context.getParent() instanceof StandardHost host) {

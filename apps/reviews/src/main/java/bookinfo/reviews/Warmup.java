@@ -7,7 +7,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.HttpHeaders;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,11 +76,11 @@ class Warmup implements SmartInitializingSingleton {
             Thread peer = new Thread(() -> answerOnce(server), "reviews-warmup-peer");
             peer.setDaemon(true);
             peer.start();
-            HttpGet get = new HttpGet("http://127.0.0.1:" + server.getLocalPort() + "/ratings/0");
-            get.setHeader(HttpHeaders.ACCEPT, "application/json");
+            RatingsClient.Peer standIn = RatingsClient.Peer.of("http://127.0.0.1:" + server.getLocalPort());
+            ClassicHttpRequest get = standIn.get("/ratings/0");
             // The stand-in goes away: its connection must not stay in the pool.
             get.setHeader(HttpHeaders.CONNECTION, "close");
-            return ratings.execute(get);
+            return ratings.execute(standIn, get);
         }
     }
 
