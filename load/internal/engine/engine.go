@@ -10,6 +10,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
@@ -24,6 +25,16 @@ type Request struct {
 	Target     loadtarget.Target
 	Repetition int // 1-based; 0 for a warmup
 	Labels     map[string]string
+}
+
+// RunLabels name the repetition in a load generator's own records (fortio's
+// labels): scenario, target, profile, then rep-NN, or warmup.
+func (r Request) RunLabels() []string {
+	rep := "warmup"
+	if r.Repetition > 0 {
+		rep = fmt.Sprintf("rep-%02d", r.Repetition)
+	}
+	return []string{r.Scenario.Name, r.Target.Name, r.Profile.Name, rep}
 }
 
 // Live is a running repetition's progress, for a progress line.

@@ -84,12 +84,7 @@ func Options(req engine.Request) (*fhttp.HTTPRunnerOptions, error) {
 }
 
 func labels(req engine.Request) string {
-	parts := []string{req.Scenario.Name, req.Target.Name, req.Profile.Name}
-	if req.Repetition > 0 {
-		parts = append(parts, fmt.Sprintf("rep-%02d", req.Repetition))
-	} else {
-		parts = append(parts, "warmup")
-	}
+	parts := req.RunLabels()
 	keys := make([]string, 0, len(req.Labels))
 	for k := range req.Labels {
 		keys = append(keys, k)

@@ -174,13 +174,7 @@ func (e *Engine) params(req engine.Request) url.Values {
 }
 
 func labels(req engine.Request) string {
-	parts := []string{req.Scenario.Name, req.Target.Name, req.Profile.Name}
-	if req.Repetition > 0 {
-		parts = append(parts, fmt.Sprintf("rep-%02d", req.Repetition))
-	} else {
-		parts = append(parts, "warmup")
-	}
-	return strings.Join(parts, " ")
+	return strings.Join(req.RunLabels(), " ")
 }
 
 // reply is what bookload reads of fortio's REST replies and result JSON.
