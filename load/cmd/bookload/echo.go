@@ -35,14 +35,17 @@ func runEcho(args []string) int {
 		fmt.Fprintf(os.Stderr, "bookload echo: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	// Caught before the server answers anything: a client that stops us as
+	// soon as it got its first answer must not kill the process instead.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(stop)
 	log.SetLogLevelQuiet(log.Critical)
 	_, addr := fhttp.ServeTCP(*listen, "")
 	if addr == nil {
 		fmt.Fprintf(os.Stderr, "bookload echo: cannot listen on %s\n", *listen)
 		return 1
 	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	fmt.Printf("listening on http://%s\n", addr.String())
 	<-stop
 	return 0
