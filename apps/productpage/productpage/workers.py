@@ -94,6 +94,17 @@ class _Replay:
         return getattr(self._sock, name)
 
 
+def _has_pending_bytes(sock) -> bool:
+    """Whether the peer sent bytes that nobody has read yet (a peek: they stay)."""
+    raw = _socket.socket(fileno=sock.fileno())
+    try:
+        return bool(raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except OSError:  # BlockingIOError: nothing waiting; anything else: gone
+        return False
+    finally:
+        raw.detach()
+
+
 def set_nodelay(sock, on: bool):
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if on else 0)
 
@@ -335,7 +346,13 @@ class ProductpageWorker(GeventWorker):
 
     def _close_idle(self):
         for sock in list(self._idle):
-            _shutdown(sock)
+            # A request already waiting in the socket (a kept-alive client
+            # that sent just now, or a connection taken from the backlog
+            # whose greenlet has not run yet) is served, with "Connection:
+            # close", by its greenlet; shutting the socket down with the
+            # request unread would reset the connection instead.
+            if not _has_pending_bytes(sock):
+                _shutdown(sock)
 
     def _balanced(self) -> bool:
         return self.balance is not None and self.slot is not None
