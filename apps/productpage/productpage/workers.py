@@ -49,6 +49,12 @@ _DRAIN_POLL_SECONDS = 0.05
 # another) checks whether it may accept again; someone else accepts meanwhile.
 _BALANCE_POLL_SECONDS = 0.01
 _HEARTBEAT_SECONDS = 1.0
+# How long a stopping worker waits for the first request on a connection
+# that has not sent one yet. A client writes its request right after
+# connecting; shutting such a connection down first would make the request
+# arrive on a closed socket and reset it, and a client does not retry a
+# request that failed on a connection it had never used.
+_FIRST_REQUEST_GRACE_SECONDS = 1.0
 
 
 def _shutdown(sock):
@@ -169,9 +175,11 @@ class ProductpageWorker(GeventWorker):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Client sockets between requests (waiting for the next one), and the
+        # Client sockets between requests (waiting for the next one), those
+        # accepted but without a first request yet (with when), and the
         # requests being served.
         self._idle = set()
+        self._fresh = {}
         self._in_flight = set()
         # Wakes the run loop: to stop, or to poll faster after pausing accept.
         self._wake = None
@@ -209,7 +217,7 @@ class ProductpageWorker(GeventWorker):
     def handle(self, listener, client, addr):
         set_nodelay(client, self.nodelay)
         self._count_connection(+1)
-        self._idle.add(client)
+        self._fresh[client] = time.monotonic()
         replay = None
         try:
             try:
@@ -221,11 +229,13 @@ class ProductpageWorker(GeventWorker):
                 client.close()
                 return
             client.settimeout(None)
+            # Not idle: the request gunicorn reads next is already in hand.
             replay = _Replay(client, pending)
+            self._fresh.pop(client, None)
             self._idle.discard(client)
-            self._idle.add(replay)
             super().handle(listener, replay, addr)
         finally:
+            self._fresh.pop(client, None)
             self._idle.discard(client)
             if replay is not None:
                 self._idle.discard(replay)
@@ -260,6 +270,7 @@ class ProductpageWorker(GeventWorker):
             if env is None:
                 return buf
             buf = buf[end + 4:]
+            self._fresh.pop(client, None)
             self._idle.discard(client)
             self._in_flight.add(req)
             try:
@@ -345,12 +356,15 @@ class ProductpageWorker(GeventWorker):
             server.pool.spawn(self.handle, listener, client, addr)
 
     def _close_idle(self):
-        for sock in list(self._idle):
-            # A request already waiting in the socket (a kept-alive client
-            # that sent just now, or a connection taken from the backlog
-            # whose greenlet has not run yet) is served, with "Connection:
-            # close", by its greenlet; shutting the socket down with the
-            # request unread would reset the connection instead.
+        # A request already waiting in the socket (a kept-alive client that
+        # sent just now, or a connection taken from the backlog whose
+        # greenlet has not run yet) is served, with "Connection: close", by
+        # its greenlet; shutting the socket down with the request unread
+        # would reset the connection instead. A connection without a first
+        # request gets a moment to send it (_FIRST_REQUEST_GRACE_SECONDS).
+        quiet_since = time.monotonic() - _FIRST_REQUEST_GRACE_SECONDS
+        waiting = [sock for sock, accepted in self._fresh.items() if accepted < quiet_since]
+        for sock in list(self._idle) + waiting:
             if not _has_pending_bytes(sock):
                 _shutdown(sock)
 

@@ -2,6 +2,7 @@
 connections, exit 0 within SHUTDOWN_TIMEOUT_SECONDS."""
 
 import json
+import socket
 import signal
 import subprocess
 import threading
@@ -96,3 +97,41 @@ def test_sigterm_while_workers_boot_is_not_lost():
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(15) == 0
     assert time.monotonic() - signalled < 3.0
+
+
+def test_connection_without_a_request_yet_is_served_not_reset(start_service, backends):
+    """A client that connected just before the signal and sends its request
+    just after gets an answer (with Connection: close), not a reset; one
+    that never sends does not hold the drain up."""
+    svc = start_service(WEB_CONCURRENCY="2", SHUTDOWN_TIMEOUT_SECONDS="8")
+    backends.details.answer("/details/0", body=DETAILS, delay=1.5)
+    thread, result = in_flight(svc, "/api/v1/products/0")
+    wait_for(lambda: backends.details.seen())
+    # Several, so that both workers hold some.
+    late = [socket.create_connection(("127.0.0.1", svc.port), timeout=5) for _ in range(4)]
+    silent = socket.create_connection(("127.0.0.1", svc.port), timeout=5)
+    time.sleep(0.2)  # accepted by now
+
+    signalled = time.monotonic()
+    svc.signal(signal.SIGTERM)
+    time.sleep(0.3)
+    for sock in late:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    for sock in late:
+        reply = b""
+        while True:
+            data = sock.recv(65536)  # a reset raises ConnectionResetError
+            if not data:
+                break
+            reply += data
+        head = reply.split(b"\r\n\r\n", 1)[0].lower()
+        assert head.startswith(b"http/1.1 200"), reply
+        assert b"connection: close" in head, reply
+        sock.close()
+
+    assert silent.recv(1) == b""
+    silent.close()
+    thread.join(10)
+    assert result.get("status") == 200, result
+    assert svc.proc.wait(8) == 0
+    assert time.monotonic() - signalled < 4.0, svc.stderr()
