@@ -8,7 +8,7 @@ the backend's status (500 when there was no response) and a fixed error.
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import quote
 
 from .config import Config
@@ -76,33 +76,49 @@ class Backends:
         self.ratings_pool = pool(config.ratings)
 
     def details(self, product_id, headers: Iterable[Tuple[str, bytes]]) -> Result:
-        return _call(self.details_pool, f"/details/{_quote(product_id)}", headers, 1, DETAILS_ERROR)
+        return self.start_details(product_id, headers)()
 
     def reviews(self, product_id, headers: Iterable[Tuple[str, bytes]]) -> Result:
-        return _call(self.reviews_pool, f"/reviews/{_quote(product_id)}", headers, 2, REVIEWS_ERROR)
+        return self.start_reviews(product_id, headers)()
 
     def ratings(self, product_id, headers: Iterable[Tuple[str, bytes]]) -> Result:
-        return _call(self.ratings_pool, f"/ratings/{_quote(product_id)}", headers, 1, RATINGS_ERROR)
+        return _start(self.ratings_pool, f"/ratings/{_quote(product_id)}", headers, 1, RATINGS_ERROR)()
+
+    # start_*: send the call's first attempt now, return a function that
+    # finishes the call (reads the reply, makes the other attempts). Calls
+    # started one after the other before either is finished run side by
+    # side: the product page sends details and reviews, then reads both.
+
+    def start_details(self, product_id, headers) -> Callable[[], Result]:
+        return _start(self.details_pool, f"/details/{_quote(product_id)}", headers, 1, DETAILS_ERROR)
+
+    def start_reviews(self, product_id, headers) -> Callable[[], Result]:
+        return _start(self.reviews_pool, f"/reviews/{_quote(product_id)}", headers, 2, REVIEWS_ERROR)
 
 
 def _quote(product_id) -> str:
     return quote(str(product_id), safe="")
 
 
-def _call(pool: Upstream, path: str, headers, attempts: int, error: str) -> Result:
-    status = 500
-    for _ in range(attempts):
-        try:
-            reply = pool.get(path, headers)
-        except UpstreamError as err:
-            log.debug("GET %s: %s", path, err)
-            status = 500
-            continue
-        status = reply.status
-        if status == 200:
+def _start(pool: Upstream, path: str, headers, attempts: int, error: str) -> Callable[[], Result]:
+    first = pool.start(path, headers)
+
+    def finish() -> Result:
+        status = 500
+        for attempt in range(attempts):
             try:
-                return Result(200, json.loads(reply.body), reply.body)
-            except ValueError:
-                log.debug("GET %s:%s%s: body is not JSON", pool.host, pool.port, path)
+                reply = first() if attempt == 0 else pool.get(path, headers)
+            except UpstreamError as err:
+                log.debug("GET %s: %s", path, err)
                 status = 500
-    return Result(status, {"error": error})
+                continue
+            status = reply.status
+            if status == 200:
+                try:
+                    return Result(200, json.loads(reply.body), reply.body)
+                except ValueError:
+                    log.debug("GET %s:%s%s: body is not JSON", pool.host, pool.port, path)
+                    status = 500
+        return Result(status, {"error": error})
+
+    return finish

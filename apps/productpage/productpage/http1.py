@@ -50,6 +50,12 @@ class Connection:
         The whole exchange, connect included, must finish within `timeout`
         seconds: the contract's per-call timeout, not a per-read one.
         """
+        self.send(path, headers, close)
+        return self.receive(close)
+
+    def send(self, path: str, headers: Iterable[Tuple[str, bytes]], close: bool):
+        """The first half of get(): connect if needed and send the request.
+        The timeout counts from here."""
         self._deadline = time.monotonic() + self.timeout
         if self.sock is None:
             self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
@@ -64,6 +70,9 @@ class Connection:
         self.uses += 1
         self._settimeout()
         self.sock.sendall(b"".join(lines))
+
+    def receive(self, close: bool) -> Tuple[int, bytes, bool]:
+        """The second half of get(): read the response to the request sent."""
         return self._read_response(close)
 
     def _settimeout(self):

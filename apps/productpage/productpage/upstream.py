@@ -7,7 +7,8 @@ of idle connections (see http1.py), each retired after `max_requests` uses.
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterable, Tuple
+from functools import partial
+from typing import Callable, Iterable, Tuple
 
 from .http1 import Connection, PeerClosed, ProtocolError
 
@@ -46,19 +47,48 @@ class Upstream:
 
     def get(self, path: str, headers: Iterable[Tuple[str, bytes]] = ()) -> Reply:
         """One attempt: a Reply for any HTTP response, UpstreamError for none."""
+        return self.start(path, headers)()
+
+    def start(self, path: str, headers: Iterable[Tuple[str, bytes]] = ()) -> Callable[[], Reply]:
+        """Send the request now and return a function that reads its reply
+        (what get() returns or raises). Requests started before any of them
+        is read are served side by side, without a thread or greenlet each.
+        """
         conn = self._checkout()
         reused = conn.uses > 0
         try:
-            return self._exchange(conn, path, headers)
+            conn.send(path, headers, close=not self.keepalive)
+        except BaseException as err:
+            conn.close()
+            if isinstance(err, _STALE) and reused:
+                return partial(self._on_new, path, headers)
+            if isinstance(err, (OSError, ProtocolError, ValueError)):
+                return partial(_fail, UpstreamError(f"{self.host}:{self.port}{path}: {err!r}"), err)
+            raise
+        return partial(self._finish, conn, reused, path, headers)
+
+    def _finish(self, conn: Connection, reused: bool, path: str, headers) -> Reply:
+        try:
+            return self._receive(conn)
         except _STALE as err:
             if not reused:
                 raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
         except (OSError, ProtocolError, ValueError) as err:
             raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
+        return self._on_new(path, headers)
+
+    def _on_new(self, path: str, headers) -> Reply:
+        """The request again on a new connection: the kept-alive one it was
+        sent on had been closed by the peer while idle."""
+        conn = self._new()
         try:
-            return self._exchange(self._new(), path, headers)
-        except (OSError, ProtocolError, ValueError) as err:
-            raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
+            conn.send(path, headers, close=not self.keepalive)
+            return self._receive(conn)
+        except BaseException as err:
+            conn.close()
+            if isinstance(err, (OSError, ProtocolError, ValueError)):
+                raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
+            raise
 
     def close(self):
         while self._idle:
@@ -73,9 +103,9 @@ class Upstream:
         except IndexError:
             return self._new()
 
-    def _exchange(self, conn: Connection, path: str, headers) -> Reply:
+    def _receive(self, conn: Connection) -> Reply:
         try:
-            status, body, reusable = conn.get(path, headers, close=not self.keepalive)
+            status, body, reusable = conn.receive(close=not self.keepalive)
         except BaseException:
             conn.close()
             raise
@@ -85,3 +115,7 @@ class Upstream:
         else:
             conn.close()
         return Reply(status, body)
+
+
+def _fail(error: UpstreamError, cause: BaseException):
+    raise error from cause

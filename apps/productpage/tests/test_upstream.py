@@ -205,3 +205,36 @@ def test_timeout_bounds_the_whole_call_not_each_read():
         pool(server.port, timeout=0.3).get("/")
     assert 0.25 < time.monotonic() - started < 0.8
     server.close()
+
+
+def test_started_calls_run_side_by_side_on_their_own_connections(peer):
+    peer.answer("/x", body=b'{"ok":true}', delay=0.3)
+    upstream = pool(peer.port)
+    started = time.monotonic()
+    first, second = upstream.start("/x"), upstream.start("/x")
+    replies = [second(), first()]
+    assert time.monotonic() - started < 0.55, "the second waited for the first"
+    assert [(r.status, r.body) for r in replies] == [(200, b'{"ok":true}')] * 2
+    assert sorted(peer.per_connection()) == [1, 1]
+    upstream.get("/x")
+    assert len(peer.per_connection()) == 2, "both went back to the pool"
+
+
+def test_started_call_on_a_pooled_connection_the_peer_closed_is_sent_again():
+    server = Canned([b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], close_after=True)
+    upstream = pool(server.port)
+    assert upstream.get("/").body == b"ok"
+    time.sleep(0.05)
+    finish = upstream.start("/")
+    assert finish().body == b"ok"
+    assert (server.connections, server.requests) == (2, 2)
+    server.close()
+
+
+def test_started_call_that_cannot_connect_fails_when_finished():
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    finish = pool(port).start("/")  # no exception yet
+    with pytest.raises(UpstreamError, match="Connection refused|ConnectionRefused"):
+        finish()
