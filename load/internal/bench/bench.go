@@ -169,6 +169,7 @@ type Outcome struct {
 	Report            string
 	ReportNote        string
 	Notes             []string
+	Speed             []SpeedCheck // the host speed check (speed.go), in order
 }
 
 // Run runs the whole suite; the stacks are stopped on every way out.
@@ -196,6 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		{PortBase: tuned, Profile: "tuned", Reviews: "v2"},
 		{PortBase: legacy, Profile: "legacy", Reviews: "v2"},
 	}
+	b.speed("before the stacks start")
 	b.logf("starting a tuned stack on %d and a legacy stack on %d ...", tuned, legacy)
 	if err := local.UpAll(ctx, o.Stacks, cfg.Stderr); err != nil {
 		return nil, err
@@ -212,6 +214,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return o, err
 	}
 	err = b.all(ctx)
+	if err == nil {
+		b.speed("at the end")
+	}
 	o.Usage = map[string]map[string]Usage{}
 	for prof, groups := range b.groups {
 		o.Usage[prof] = map[string]Usage{}
@@ -296,6 +301,7 @@ func (b *bench) all(ctx context.Context) error {
 		}
 	}
 
+	b.speed("after the warm-up")
 	// Floor: fortio's echo server, in this process.
 	for _, uniform := range []bool{false, true} {
 		s := b.scenario("bench-floor", "echo", "/echo", uniform, profile(100, 10, b.tm.Rep))
@@ -344,10 +350,18 @@ func (b *bench) all(ctx context.Context) error {
 		}
 		b.o.AloneBusy[a.Key] = m
 	}
+	b.speed("before the ladder")
 	if err := b.ladder(ctx); err != nil {
 		return err
 	}
 	return b.maxRate(ctx)
+}
+
+// speed runs the host speed check (speed.go) while both stacks are idle.
+func (b *bench) speed(when string) {
+	c := speedCheck(when)
+	b.o.Speed = append(b.o.Speed, c)
+	b.logf("speed check %s: SHA-256 %s ms, memory %.0f ns per load", when, ms(c.ComputeMS), c.MemoryNS)
 }
 
 // floorProcess measures fortio's echo server running as `bookload echo`, a
@@ -443,6 +457,7 @@ func (b *bench) maxRate(ctx context.Context) error {
 		next = grid(hi / 2)
 	}
 	for i := 0; i < b.tm.Probes && next >= 50; i++ {
+		b.speed(fmt.Sprintf("before the %g RPS probe", next))
 		pr := profile(next, conns(next), b.tm.Probe)
 		s := b.scenario("bench-page-maxrate", "productpage", "/productpage", true, pr)
 		s.Description = fmt.Sprintf("maximum sustainable full-page rate: held %v with zero errors and p99 < %.0f ms, %s", b.tm.Probe, MaxRateP99MS, pattern(true))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
@@ -106,11 +107,18 @@ func Write(w io.Writer, o *Outcome, cfg Config) {
 	if cfg.Quick {
 		p("> **QUICK RUN** (`--quick`): seconds per measurement, for checking the suite; the numbers mean nothing.\n\n")
 	}
-	if busy := loadAbove(o.LoadStart, o.LoadEnd, mach.CPUs); busy != "" {
+	if busy := o.busyReasons(mach.CPUs); busy != "" {
 		p("> **The machine was busy** (%s): other processes competed for the CPUs, so latencies are upper bounds and rates lower bounds; re-run on a quiet machine before comparing.\n\n", busy)
+	}
+	if slower := slowerText(o.Speed); slower != "" {
+		p("> **The host was slower during part of the bench** (speed check below: %s). Another tenant of the host took CPU time, cache or memory bandwidth from this virtual machine; what was measured around the slow readings is slower than the code, so compare runs only with their speed checks in view.\n\n", slower)
 	}
 	p("- **Machine**: %s, %d CPUs, Linux %s, load average %s at the start and %s at the end (a shared machine: other jobs run beside the bench)\n",
 		mach.CPUModel, mach.CPUs, mach.Kernel, o.LoadStart, o.LoadEnd)
+	if len(o.Speed) > 0 {
+		p("- **Host speed check** (both stacks idle; CPU time of one thread, median of %d; on a quiet host every reading is the same): SHA-256 of %d MiB in ms, and ns per load of a dependent random walk through %d MiB. %s\n",
+			speedRounds, hashBytes>>20, chaseWords*4>>20, speedText(o.Speed))
+	}
 	p("- **Tools**: bookload %s, fortio %s, %s; the load generator runs on the same 2 CPUs as the services (\"load generator included\")\n", tool.Bookload, tool.Fortio, tool.Go)
 	p("- **Stacks**: `bookload local up --detach --profile tuned --port-base %d` and `--profile legacy --port-base %d`, reviews v2\n", o.Stacks[0].PortBase, o.Stacks[1].PortBase)
 	p("- **Warm-up**: each stack first serves the full page at %g RPS for %v (JIT, caches), not recorded\n", StackWarmupRate, o.Timing.StackWarmup)
@@ -255,20 +263,75 @@ func Write(w io.Writer, o *Outcome, cfg Config) {
 	p("\n%s", analysis)
 }
 
-// loadAbove says which 1-minute load averages exceeded the CPU count.
-func loadAbove(start, end string, cpus int) string {
+// busyReasons says what in this machine competed with the bench: a load
+// average above the CPU count before it started, or processes other than
+// the services and bookload using more than otherCPUShare of a CPU on
+// average while measuring. (The load average at the end is no evidence:
+// it counts the bench's own last probes.)
+func (o *Outcome) busyReasons(cpus int) string {
 	var parts []string
-	for _, l := range []struct{ name, v string }{{"start", start}, {"end", end}} {
-		f := strings.Fields(l.v)
-		if len(f) == 0 {
-			continue
-		}
+	if f := strings.Fields(o.LoadStart); len(f) > 0 {
 		var v float64
 		if _, err := fmt.Sscan(f[0], &v); err == nil && v > float64(cpus) {
-			parts = append(parts, fmt.Sprintf("load average %.1f at the %s on %d CPUs", v, l.name, cpus))
+			parts = append(parts, fmt.Sprintf("load average %.1f at the start on %d CPUs", v, cpus))
 		}
 	}
+	var other, wall float64
+	for _, m := range o.measures() {
+		other += m.other()
+		wall += m.Wall
+	}
+	if wall > 0 && other/wall > otherCPUShare {
+		parts = append(parts, fmt.Sprintf("other processes used %.2f CPUs on average while measuring", other/wall))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// otherCPUShare is how much CPU other processes may use on average before
+// the report calls the machine busy.
+const otherCPUShare = 0.25
+
+// other is the CPU seconds the machine was busy beyond the services, the
+// load generator and the separate echo process during m.
+func (m *Measure) other() float64 {
+	return math.Max(0, m.Busy-m.services()-m.Self-m.Server)
+}
+
+// services is the CPU seconds of every service of both stacks during m.
+func (m *Measure) services() float64 {
+	var svc float64
+	for _, stack := range m.CPU {
+		for _, v := range stack {
+			svc += v
+		}
+	}
+	return svc
+}
+
+// measures lists every measurement of the outcome once.
+func (o *Outcome) measures() []*Measure {
+	seen := map[*Measure]bool{}
+	var out []*Measure
+	add := func(m *Measure) {
+		if m != nil && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	for _, u := range []bool{false, true} {
+		add(o.Floor[u])
+		add(o.FloorProcess[u])
+		for _, a := range Alone {
+			add(o.Alone[a.Key][u])
+		}
+	}
+	for _, a := range Alone {
+		add(o.AloneBusy[a.Key])
+	}
+	for _, pr := range append(slices.Clone(o.Ladder), o.MaxRate...) {
+		add(pr.Measure)
+	}
+	return out
 }
 
 func totalReqs(m *Measure) int64 {
@@ -290,13 +353,7 @@ func busyText(m *Measure) string {
 	if m == nil || m.Wall == 0 {
 		return "?"
 	}
-	var svc float64
-	for _, stack := range m.CPU {
-		for _, v := range stack {
-			svc += v
-		}
-	}
-	other := math.Max(0, m.Busy-svc-m.Self)
+	svc, other := m.services(), m.other()
 	return fmt.Sprintf("%.2f of %d CPUs (services %.2f, bookload %.2f, other processes %.2f)", m.Busy/m.Wall, results.CurrentMachine().CPUs, svc/m.Wall, m.Self/m.Wall, other/m.Wall)
 }
 
