@@ -20,6 +20,8 @@ MAX_IDLE = 64
 # idle: the request never reached the application, so it is sent again on a
 # new connection, which is not a second attempt.
 _STALE = (PeerClosed, ConnectionResetError, BrokenPipeError)
+# What a call without an HTTP response raises, turned into UpstreamError.
+_FAILURES = (OSError, ProtocolError, ValueError)
 
 
 class UpstreamError(Exception):
@@ -62,8 +64,8 @@ class Upstream:
             conn.close()
             if isinstance(err, _STALE) and reused:
                 return partial(self._on_new, path, headers)
-            if isinstance(err, (OSError, ProtocolError, ValueError)):
-                return partial(_fail, UpstreamError(f"{self.host}:{self.port}{path}: {err!r}"), err)
+            if isinstance(err, _FAILURES):
+                return partial(_fail, self._error(path, err), err)
             raise
         return partial(self._finish, conn, reused, path, headers)
 
@@ -72,9 +74,9 @@ class Upstream:
             return self._receive(conn)
         except _STALE as err:
             if not reused:
-                raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
-        except (OSError, ProtocolError, ValueError) as err:
-            raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
+                raise self._error(path, err) from err
+        except _FAILURES as err:
+            raise self._error(path, err) from err
         return self._on_new(path, headers)
 
     def _on_new(self, path: str, headers) -> Reply:
@@ -82,13 +84,17 @@ class Upstream:
         sent on had been closed by the peer while idle."""
         conn = self._new()
         try:
-            conn.send(path, headers, close=not self.keepalive)
-            return self._receive(conn)
-        except BaseException as err:
-            conn.close()
-            if isinstance(err, (OSError, ProtocolError, ValueError)):
-                raise UpstreamError(f"{self.host}:{self.port}{path}: {err!r}") from err
-            raise
+            try:
+                conn.send(path, headers, close=not self.keepalive)
+            except BaseException:
+                conn.close()
+                raise
+            return self._receive(conn)  # closes conn itself on failure
+        except _FAILURES as err:
+            raise self._error(path, err) from err
+
+    def _error(self, path: str, err: BaseException) -> UpstreamError:
+        return UpstreamError(f"{self.host}:{self.port}{path}: {err!r}")
 
     def close(self):
         while self._idle:

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/stats"
 )
 
 // The bench runs on a virtual machine whose host has other tenants: the
@@ -109,12 +110,7 @@ func speedCheck(when string) SpeedCheck {
 		compute[i] = (t1 - t0) * 1e3
 		memory[i] = (t2 - t1) * 1e9 / chaseSteps
 	}
-	return SpeedCheck{When: when, ComputeMS: median(compute), MemoryNS: median(memory)}
-}
-
-func median(v []float64) float64 {
-	slices.Sort(v)
-	return v[len(v)/2]
+	return SpeedCheck{When: when, ComputeMS: stats.Median(compute), MemoryNS: stats.Median(memory)}
 }
 
 // threadCPU is the CPU time of the calling OS thread, in seconds.
