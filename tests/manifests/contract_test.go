@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The Kubernetes names of ../shared/CONTRACT.md: what routing rules and the
+// The Kubernetes names of docs/contract.md: what routing rules and the
 // Istio tutorials select on.
 var contractApps = []string{"details", "ratings", "reviews", "productpage"}
 

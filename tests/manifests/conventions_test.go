@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// The kustomize rules of ../shared/CONVENTIONS.md, on every kustomization
-// under overlays/.
+// The project's kustomize rules (overlays/README.md), on every kustomization
+// under overlays/: patches only, labels without selectors, namespace only in
+// the top-level variants.
 func TestKustomizeConventions(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(repoRoot, "overlays", "*", "kustomization.yaml"))
 	if err != nil {

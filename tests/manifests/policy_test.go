@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The hardening of ../shared/CONVENTIONS.md, checked on every rendered
+// The project's container hardening (overlays/README.md), checked on every rendered
 // Deployment of every target (a component could undo it). Pod Security
 // "restricted" itself is decided by the API server in TestPodSecurity.
 func TestPolicy(t *testing.T) {

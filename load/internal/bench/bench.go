@@ -1,5 +1,5 @@
-// Package bench is `bookload bench` (`make bench`): the performance suite of
-// issue 7. It starts a tuned and a legacy local stack on free port bases,
+// Package bench is `bookload bench` (`make bench`): the performance suite.
+// It starts a tuned and a legacy local stack on free port bases,
 // measures the loopback floor (fortio's echo server, in-process), each
 // service alone and the full page (tuned vs legacy, interleaved, repeated;
 // fortio's default burst arrival and the uniform one), the full page over the
@@ -76,7 +76,7 @@ var FullTiming = Timing{Rep: 5 * time.Second, Warmup: 2 * time.Second, LadderSte
 // QuickTiming checks that the suite works end to end in about two minutes.
 var QuickTiming = Timing{Rep: time.Second, Warmup: 500 * time.Millisecond, LadderStep: time.Second, Probe: 2 * time.Second, StackWarmup: time.Second, Reps: 2, Probes: 2}
 
-// Thresholds of the issue.
+// The speed targets the suite judges.
 const (
 	MaxRateP99MS     = 50.0 // a sustained rate keeps p99 under this, with zero errors
 	MaxRateTarget    = 1000.0
