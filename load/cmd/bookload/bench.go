@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/bench"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 )
 
@@ -28,9 +30,10 @@ func benchCmd(args []string) int {
 	fs.StringVar(&cfg.Report, "report", "", "`FILE` for the HTML report (default <out>/report.html)")
 	fs.IntVar(&cfg.TunedBase, "tuned-port-base", 0, "port base of the tuned stack (default: the first free one from 20080)")
 	fs.IntVar(&cfg.LegacyBase, "legacy-port-base", 0, "port base of the legacy stack (default: the next free one)")
+	before := fs.String("before", "", "`FILE`: the summary.json of an earlier bench (of other apps, same machine) to set beside this one")
 	fs.BoolVar(&cfg.Quick, "quick", false, "seconds instead of minutes per measurement: checks the suite, the numbers mean nothing")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload bench [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--quick]")
+		fmt.Fprintln(fs.Output(), "usage: bookload bench [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--before SUMMARY.json] [--quick]")
 		fmt.Fprintln(fs.Output(), "\nStarts a tuned and a legacy local stack, measures (about 13 minutes), stops them (also on Ctrl-C),")
 		fmt.Fprintln(fs.Output(), "writes BENCHMARKS.md and the HTML report.")
 		fmt.Fprintln(fs.Output())
@@ -48,6 +51,14 @@ func benchCmd(args []string) int {
 	}
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join("results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
+	}
+	if *before != "" {
+		s, err := bench.ReadSummary(*before)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bookload bench: --before:", err)
+			return 2
+		}
+		cfg.Before = &s
 	}
 	cfg.Command = strings.Join(append([]string{"bookload", "bench"}, args...), " ")
 	if exe, err := os.Executable(); err == nil {
@@ -67,6 +78,9 @@ func benchCmd(args []string) int {
 		out.Notes = append(out.Notes, "INCOMPLETE: "+err.Error())
 	}
 	bench.WriteReport(out, cfg)
+	if serr := bench.WriteSummary(bench.SummaryPath(cfg.Out), out.Summarize(appsVersion())); serr != nil {
+		fmt.Fprintln(os.Stderr, "bookload bench: summary:", serr)
+	}
 	f, ferr := os.Create(cfg.Markdown)
 	if ferr == nil {
 		bench.Write(f, out, cfg)
@@ -89,4 +103,22 @@ func benchCmd(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// appsVersion names the checkout whose apps were measured: its commit, and
+// "+changes" when its apps/ differ from it.
+func appsVersion() string {
+	root, err := local.FindRepo()
+	if err != nil {
+		return "unknown"
+	}
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	v := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--", "apps").Output(); err == nil && len(st) > 0 {
+		v += "+changes"
+	}
+	return v
 }
