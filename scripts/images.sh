@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds one container image per app: apps/<app>/Dockerfile with the app folder
-# as context, tagged bookinfo-bench/<app>:<tag>, with docker or podman.
+# as context, tagged ghcr.io/bookinfo-bench/bookinfo-bench/<app>:<tag> (the
+# published names overlays/base deploys), with docker or podman.
 # The tag is the one overlays/base deploys; IMAGE_TAG overrides it and
-# IMAGE_REGISTRY (e.g. localhost:5001) prefixes the name.
+# IMAGE_REGISTRY (e.g. registry.example.com/bookinfo) replaces the prefix.
 # Usage: scripts/images.sh [--list] [APP...]     (default: every apps/*/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 base_tag=$(sed -n 's/^[[:space:]]*newTag:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}.*/\1/p' overlays/base/kustomization.yaml | head -1)
 tag=${IMAGE_TAG:-$base_tag}
 [ -n "$tag" ] || { echo "images: no newTag in overlays/base/kustomization.yaml and no IMAGE_TAG" >&2; exit 1; }
-prefix=${IMAGE_REGISTRY:+$IMAGE_REGISTRY/}bookinfo-bench
+prefix=${IMAGE_REGISTRY:-ghcr.io/bookinfo-bench/bookinfo-bench}
 
 list=false
 if [ "${1:-}" = --list ]; then list=true; shift; fi

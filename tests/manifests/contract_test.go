@@ -75,8 +75,8 @@ func TestContractDeployments(t *testing.T) {
 			if !ok {
 				t.Fatalf("no container named %q (patches select containers by name)", want.app)
 			}
-			if c.Image != "bookinfo-bench/"+want.app+":"+baseTag(t) {
-				t.Errorf("image %q: want bookinfo-bench/%s:%s (one image per app)", c.Image, want.app, baseTag(t))
+			if c.Image != publishedImage+want.app+":"+baseTag(t) {
+				t.Errorf("image %q: want %s%s:%s (one image per app)", c.Image, publishedImage, want.app, baseTag(t))
 			}
 			if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9080 || c.Ports[0].Name != "http" {
 				t.Errorf("ports %+v: want containerPort 9080 named http", c.Ports)

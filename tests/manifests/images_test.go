@@ -52,7 +52,7 @@ func TestImagesScriptMatchesManifests(t *testing.T) {
 	var deployed []string
 	for _, d := range render(t, baseTarget()).deployments(t) {
 		for _, c := range d.Spec.Template.Spec.Containers {
-			if strings.HasPrefix(c.Image, "bookinfo-bench/") && !slices.Contains(deployed, c.Image) {
+			if strings.HasPrefix(c.Image, publishedImage) && !slices.Contains(deployed, c.Image) {
 				deployed = append(deployed, c.Image)
 			}
 		}

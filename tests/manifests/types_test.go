@@ -83,6 +83,9 @@ type container struct {
 			Sleep *struct {
 				Seconds int `yaml:"seconds"`
 			} `yaml:"sleep"`
+			Exec *struct {
+				Command []string `yaml:"command"`
+			} `yaml:"exec"`
 		} `yaml:"preStop"`
 	} `yaml:"lifecycle"`
 	Resources struct {

@@ -179,16 +179,46 @@ var componentChecks = map[string]func(t *testing.T, r *rendering){
 			t.Error("HTTPRoute bookinfo does not route to productpage")
 		}
 	},
-	"images": func(t *testing.T, r *rendering) {
-		for name, d := range r.deployments(t) {
-			for _, c := range d.Spec.Template.Spec.Containers {
-				if strings.HasPrefix(c.Image, "bookinfo-bench/") {
-					t.Errorf("%s: image %q still points at the default registry", name, c.Image)
-				}
-				if name == "fortio" && c.Image != "fortio/fortio:1.75.3" {
-					t.Errorf("fortio image changed to %q", c.Image)
-				}
+	"replicas": func(t *testing.T, r *rendering) {
+		for _, o := range r.byKind("Deployment") {
+			name := o.Metadata.Name
+			var d struct {
+				Spec struct {
+					Replicas int `yaml:"replicas"`
+				} `yaml:"spec"`
 			}
+			o.decode(t, &d)
+			want := 2
+			if name == "fortio" {
+				want = 1
+			}
+			if d.Spec.Replicas != want {
+				t.Errorf("Deployment %s: replicas %d, want %d", name, d.Spec.Replicas, want)
+			}
+		}
+		for _, app := range contractApps {
+			if _, ok := r.find("PodDisruptionBudget", app); !ok {
+				t.Errorf("no PodDisruptionBudget %s", app)
+			}
+		}
+		deps := r.deployments(t)
+		secret := ""
+		for _, s := range r.byKind("Secret") {
+			if strings.HasPrefix(s.Metadata.Name, "productpage-session-") {
+				secret = s.Metadata.Name
+			}
+		}
+		if secret == "" {
+			t.Error("no generated Secret productpage-session-<hash>")
+		}
+		pp := deps["productpage-v1"].Spec.Template.Spec.Containers[0]
+		if !strings.Contains(string(mustYAML(t, mustFind(t, r, "Deployment", "productpage-v1"))), "name: "+secret) {
+			t.Errorf("productpage does not read SESSION_SECRET from %s (env %v)", secret, pp.Env)
+		}
+		aff := deps["fortio"].Spec.Template.Spec.Affinity
+		if aff == nil || aff.PodAntiAffinity == nil || len(aff.PodAntiAffinity.Required) != 1 ||
+			aff.PodAntiAffinity.Required[0].LabelSelector.MatchLabels["app"] != "details" || len(aff.PodAntiAffinity.Preferred) != 0 {
+			t.Errorf("fortio: want a required anti-affinity to app=details only, got %+v", aff)
 		}
 	},
 }
@@ -216,4 +246,13 @@ func TestComponents(t *testing.T) {
 			t.Run(tg.name+"/"+name, func(t *testing.T) { check(t, render(t, tg)) })
 		}
 	}
+}
+
+func mustFind(t *testing.T, r *rendering, kind, name string) object {
+	t.Helper()
+	o, ok := r.find(kind, name)
+	if !ok {
+		t.Fatalf("no %s %s", kind, name)
+	}
+	return o
 }
