@@ -11,12 +11,12 @@ class MetricsTest < DetailsTest
     text = m.render
     labels = 'method="GET",route="/details/:id",status="200"'
     got = LE.map do |le|
-      line = /^http_request_duration_seconds_bucket\{#{Regexp.escape(labels)},le="#{Regexp.escape(le)}"\} (\d+)$/
-      Integer(text[line, 1])
+      line = /^http_request_duration_seconds_bucket\{#{Regexp.escape(labels)},le="#{Regexp.escape(le)}"\} (\S+)$/
+      Float(text[line, 1])
     end
     assert_equal [2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 5], got
-    assert_includes text, "http_requests_total{#{labels}} 5\n"
-    assert_includes text, "http_request_duration_seconds_count{#{labels}} 5\n"
+    assert_equal 5, sample(text, "http_requests_total{#{labels}}")
+    assert_equal 5, sample(text, "http_request_duration_seconds_count{#{labels}}")
     sum = Float(text[/^http_request_duration_seconds_sum\{#{Regexp.escape(labels)}\} (\S+)$/, 1])
     assert_in_delta 11.2039, sum, 1e-9
   end
@@ -39,7 +39,7 @@ class MetricsTest < DetailsTest
       scrape if scrape.body.include?('route="unmatched",status="414"')
     end
     assert_equal 200, res.status
-    assert_equal "text/plain; version=0.0.4; charset=utf-8", res.headers["content-type"]
+    assert_equal "text/plain; version=0.0.4", res.headers["content-type"]
     text = res.body
     {
       'method="GET",route="/details/:id",status="200"' => 2,
@@ -49,12 +49,40 @@ class MetricsTest < DetailsTest
       'method="GET",route="unmatched",status="404"' => 2,
       'method="OTHER",route="unmatched",status="414"' => 1
     }.each do |labels, count|
-      assert_includes text, "http_requests_total{#{labels}} #{count}\n"
-      assert_includes text, "http_request_duration_seconds_count{#{labels}} #{count}\n"
-      assert_includes text, "http_request_duration_seconds_bucket{#{labels},le=\"+Inf\"} #{count}\n"
+      assert_equal count, sample(text, "http_requests_total{#{labels}}"), labels
+      assert_equal count, sample(text, "http_request_duration_seconds_count{#{labels}}"), labels
+      assert_equal count, sample(text, "http_request_duration_seconds_bucket{#{labels},le=\"+Inf\"}"), labels
     end
-    assert_includes text, "# TYPE http_requests_total counter\n"
-    assert_includes text, "# TYPE http_request_duration_seconds histogram\n"
+    assert_includes text, "# HELP http_requests_total HTTP requests served, by method, route pattern and status.\n" \
+                          "# TYPE http_requests_total counter\n"
+    assert_includes text, "# HELP http_request_duration_seconds Time to serve an HTTP request, " \
+                          "by method, route pattern and status.\n# TYPE http_request_duration_seconds histogram\n"
     refute_includes text, "/random/", "404 paths must not become label values"
+  end
+
+  # Buckets in increasing order of le, +Inf last, and no label beyond the
+  # catalogue's three (and le on buckets).
+  def test_exposition_follows_the_text_format
+    m = Details::Metrics.new
+    m.observe("GET", "/health", 200, 0.002)
+    m.observe("OTHER", "unmatched", 400, 0.0001)
+    text = m.render
+    %w[/health unmatched].each do |route|
+      les = text.scan(/^http_request_duration_seconds_bucket\{[^}]*route="#{Regexp.escape(route)}"[^}]*le="([^"]+)"\}/).flatten
+      assert_equal LE, les, route
+    end
+    text.scan(/^(http_\w+)\{([^}]*)\}/).each do |name, labels|
+      keys = labels.scan(/(\w+)="/).flatten
+      want = name.end_with?("_bucket") ? %w[method route status le] : %w[method route status]
+      assert_equal want, keys, name
+    end
+  end
+
+  private
+
+  # The value of the sample line starting with series, as a number.
+  def sample(text, series)
+    value = text[/^#{Regexp.escape(series)} (\S+)$/, 1]
+    value && Float(value)
   end
 end
