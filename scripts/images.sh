@@ -1,45 +1,123 @@
 #!/usr/bin/env bash
 # Builds one container image per app: apps/<app>/Dockerfile with the app folder
 # as context, tagged ghcr.io/bookinfo-bench/bookinfo-bench/<app>:<tag> (the
-# published names overlays/base deploys), with docker or podman.
-# The tag is the one overlays/base deploys; IMAGE_TAG overrides it and
-# IMAGE_REGISTRY (e.g. registry.example.com/bookinfo) replaces the prefix.
-# Usage: scripts/images.sh [--list] [APP...]     (default: every apps/*/)
+# published names overlays/base deploys), with docker, podman or buildah.
+#
+# Usage: scripts/images.sh [--list | --engine | --run-flags] [APP...]   (default: every apps/*/)
+#   --list       print the image names and exit
+#   --engine     print the container engine command this machine needs (for tests)
+#   --run-flags  print the extra `run` flags this machine needs (for tests)
+# env: IMAGE_TAG (default: the one tag in overlays/base/kustomization.yaml),
+#      IMAGE_REGISTRY (replaces ghcr.io/bookinfo-bench/bookinfo-bench),
+#      CONTAINER_ENGINE (docker, podman or buildah), BASE_IMAGE (default
+#      debian:bookworm-slim; every Dockerfile takes it as the build argument BASE).
+#
+# Every image is Debian bookworm with its runtime from Debian's packages (Node
+# from its own release builds). Where no registry serves the base image, it is
+# made here from Debian's archive (mmdebstrap --variant=minbase, imported into
+# the engine) and the build says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+say() { printf '==> images: %s\n' "$*" >&2; }
+die() { printf 'images: %s\n' "$*" >&2; exit 1; }
+
 base_tag=$(sed -n 's/^[[:space:]]*newTag:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}.*/\1/p' overlays/base/kustomization.yaml | head -1)
 tag=${IMAGE_TAG:-$base_tag}
-[ -n "$tag" ] || { echo "images: no newTag in overlays/base/kustomization.yaml and no IMAGE_TAG" >&2; exit 1; }
+[ -n "$tag" ] || die "no newTag in overlays/base/kustomization.yaml and no IMAGE_TAG"
 prefix=${IMAGE_REGISTRY:-ghcr.io/bookinfo-bench/bookinfo-bench}
+base=${BASE_IMAGE:-debian:bookworm-slim}
+local_base=localhost/bookinfo-bench/debian:bookworm-minbase
 
-list=false
-if [ "${1:-}" = --list ]; then list=true; shift; fi
+mode=build
+case ${1:-} in
+  --list) mode=list; shift ;;
+  --engine) mode=engine; shift ;;
+  --run-flags) mode=run-flags; shift ;;
+  -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -*) die "unknown option $1 (see --help)" ;;
+esac
 apps=("$@")
 if [ ${#apps[@]} -eq 0 ]; then
   for d in apps/*/; do apps+=("$(basename "$d")"); done
 fi
-
-if $list; then
+if [ "$mode" = list ]; then
   for app in "${apps[@]}"; do echo "$prefix/$app:$tag"; done
   exit 0
 fi
 
+# --- the engine ---------------------------------------------------------------
 engine=${CONTAINER_ENGINE:-}
 if [ -z "$engine" ]; then
-  for e in docker podman; do
-    if command -v "$e" >/dev/null && "$e" info >/dev/null 2>&1; then engine=$e; break; fi
+  for e in docker podman buildah; do
+    command -v "$e" >/dev/null || continue
+    case $e in
+      docker) docker info >/dev/null 2>&1 && { engine=docker; break; } ;;
+      *) engine=$e; break ;;
+    esac
   done
 fi
-if [ -z "$engine" ]; then
-  echo "images: no container engine: install and start docker or podman (or set CONTAINER_ENGINE)." >&2
-  echo "images: nothing else needs one: make test and make demo run without images." >&2
-  exit 1
+[ -n "$engine" ] || die "no container engine: install docker, podman or buildah (Debian: apt-get install podman runc), or set CONTAINER_ENGINE.
+images: nothing else needs one: make demo and the local stacks run without images."
+command -v "$engine" >/dev/null || die "CONTAINER_ENGINE=$engine is not on PATH"
+
+engine_cmd=("$engine")
+run_flags=()
+build_flags=()
+if [ "$engine" = podman ] || [ "$engine" = buildah ]; then
+  # On cgroups v1 (or hybrid) hosts crun cannot start containers and systemd
+  # may not manage cgroups: runc with the cgroupfs manager can.
+  if [ "$engine" = podman ] && [ ! -e /sys/fs/cgroup/cgroup.controllers ] && command -v runc >/dev/null; then
+    engine_cmd+=(--cgroup-manager=cgroupfs --runtime runc)
+  fi
+  # podman's default ulimits can exceed this process's hard limits (then
+  # every container fails to start): ask for what the host allows.
+  nofile=$(ulimit -Hn); nproc=$(ulimit -Hu)
+  [ "$nofile" = unlimited ] && nofile=65536
+  [ "$nproc" = unlimited ] && nproc=8192
+  nofile=$((nofile < 65536 ? nofile : 65536)); nproc=$((nproc < 8192 ? nproc : 8192))
+  run_flags+=(--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc")
+  build_flags+=("${run_flags[@]}")
+  if [ "$engine" = buildah ]; then
+    engine_cmd=(buildah)
+    build_flags=(--isolation chroot)
+  fi
+  # apt and the language package managers inside a build reach the network
+  # the host reaches, proxies included.
+  build_flags+=(--network host)
+fi
+case $mode in
+  engine) echo "${engine_cmd[*]}"; exit 0 ;;
+  run-flags) echo "${run_flags[*]}"; exit 0 ;;
+esac
+
+# --- the base image -----------------------------------------------------------
+has_image() { "${engine_cmd[@]}" image inspect "$1" >/dev/null 2>&1 || "${engine_cmd[@]}" inspect --type image "$1" >/dev/null 2>&1; }
+if ! has_image "$base"; then
+  say "pulling the base image $base"
+  if ! timeout 120 "${engine_cmd[@]}" pull "$base" >/dev/null 2>&1; then
+    [ -z "${BASE_IMAGE:-}" ] || die "cannot pull BASE_IMAGE=$base"
+    if has_image "$local_base"; then
+      say "no registry serves $base here: using $local_base, made earlier from Debian's archive"
+    else
+      command -v mmdebstrap >/dev/null || die "no registry serves $base: install mmdebstrap (apt-get install mmdebstrap) to make it from Debian's archive"
+      say "no registry serves $base here: making $local_base from Debian's archive (mmdebstrap --variant=minbase bookworm, about a minute)"
+      mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm - |
+        "${engine_cmd[@]}" import - "$local_base" >/dev/null ||
+        die "mmdebstrap | $engine import failed"
+    fi
+    base=$local_base
+  fi
 fi
 
+# --- the images ---------------------------------------------------------------
 for app in "${apps[@]}"; do
-  [ -f "apps/$app/Dockerfile" ] || { echo "images: apps/$app/Dockerfile is missing" >&2; exit 1; }
-  echo "==> images: $engine build apps/$app -> $prefix/$app:$tag"
-  "$engine" build -t "$prefix/$app:$tag" "apps/$app"
+  [ -f "apps/$app/Dockerfile" ] || die "apps/$app/Dockerfile is missing"
+  say "$engine build apps/$app -> $prefix/$app:$tag (base $base)"
+  if [ "$engine" = buildah ]; then
+    buildah bud "${build_flags[@]}" --build-arg "BASE=$base" -t "$prefix/$app:$tag" "apps/$app"
+  else
+    "${engine_cmd[@]}" build "${build_flags[@]}" --build-arg "BASE=$base" -t "$prefix/$app:$tag" "apps/$app"
+  fi
 done
-echo "==> images: built ${#apps[@]}: $(printf "$prefix/%s:$tag " "${apps[@]}")"
+say "built ${#apps[@]}: $(printf "$prefix/%s:$tag " "${apps[@]}")"
