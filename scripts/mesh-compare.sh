@@ -44,7 +44,7 @@ usage() { sed -n '8,35s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
 bad_usage() { printf 'mesh-compare: %s\n' "$*" >&2; exit 2; }
 
 # --- arguments --------------------------------------------------------------
-scenario=smoke apply=1 out=results extra=() check_only= skip_check= baseline=
+scenario=smoke apply=1 out=results extra=() check_only='' skip_check='' baseline=''
 scenario_set=
 names=() namespaces=()
 add_variant() {
@@ -143,7 +143,7 @@ kinds=()
 for i in "${!names[@]}"; do
   v=${names[i]} ns=${namespaces[i]}
   injection=$(label "$ns" istio-injection) rev=$(label "$ns" istio.io/rev) mode=$(label "$ns" istio.io/dataplane-mode)
-  sidecar= ambient=
+  sidecar='' ambient=''
   if [[ $injection == enabled || (-n $rev && $injection != disabled) ]]; then sidecar=1; fi
   [[ $mode != ambient ]] || ambient=1
   if [[ -n $sidecar && -n $ambient ]]; then
