@@ -6,7 +6,7 @@
 # the nodes.
 #
 # Usage: scripts/kind-istio.sh [--workers N] [--no-images]
-#        scripts/kind-istio.sh --gateway-cluster-ip
+#        scripts/kind-istio.sh --gateway-cluster-ip | --istio-manifest
 #   --workers N           worker nodes besides the control plane (default 0: one
 #                         node runs everything, as on a 4-CPU runner; 2 puts fortio
 #                         and the apps on different nodes, for a bigger machine)
@@ -15,6 +15,7 @@
 #                         with networking.istio.io/service-type=ClusterIP (kind has no
 #                         LoadBalancer, so such a Gateway never gets an address);
 #                         run it after applying overlays with a gateway (bookinfo-routing)
+#   --istio-manifest      only print what `istioctl install` would apply (no cluster needed)
 # Needs: docker, kind, kubectl, go, and istioctl on PATH (an Istio release, whose
 # images match it; the istioctl built by k8s-tools.sh is a development snapshot
 # for offline analysis only).
@@ -28,15 +29,16 @@ CLUSTER=${KIND_CLUSTER:-bookinfo-bench}
 GATEWAY_API_VERSION=${GATEWAY_API_VERSION:-v1.4.1}
 say() { printf '==> kind-istio: %s\n' "$*"; }
 die() { printf 'kind-istio: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '8,17s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
+usage() { sed -n '8,18s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
 
-workers=0 images=1 gateways_only=
+workers=0 images=1 gateways_only='' manifest_only=''
 while (($#)); do
   case $1 in
     --workers) (($# >= 2)) || usage; workers=$2; shift ;;
     --workers=*) workers=${1#--workers=} ;;
     --no-images) images= ;;
     --gateway-cluster-ip) gateways_only=1 ;;
+    --istio-manifest) manifest_only=1 ;;
     -h | --help) usage 0 ;;
     *) printf 'kind-istio: unknown argument %s\n' "$1" >&2; usage ;;
   esac
@@ -57,6 +59,27 @@ gateway_cluster_ip() {
   done < <(kubectl get gateways.gateway.networking.k8s.io -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{" "}{.spec.gatewayClassName}{"\n"}{end}')
   say "$n gateway(s) of class istio annotated"
 }
+# Istio's ambient profile, sized for one 4-CPU node: Istio's default requests
+# (istiod 500m CPU and 2 GiB, ztunnel 200m, each sidecar 100m) would leave
+# little room for three variants. Requests only place pods; limits are
+# unchanged. ISTIO_INSTALL_ARGS adds settings (word-split).
+# shellcheck disable=SC2206 # ISTIO_INSTALL_ARGS is a list of arguments
+istio_settings=(
+  --set profile=ambient
+  --set values.pilot.autoscaleEnabled=false
+  --set components.pilot.k8s.resources.requests.cpu=100m
+  --set components.pilot.k8s.resources.requests.memory=256Mi
+  --set values.ztunnel.resources.requests.cpu=50m
+  --set values.ztunnel.resources.requests.memory=128Mi
+  --set values.global.proxy.resources.requests.cpu=50m
+  --set values.global.proxy.resources.requests.memory=64Mi
+  ${ISTIO_INSTALL_ARGS:-}
+)
+if [[ -n $manifest_only ]]; then
+  command -v istioctl >/dev/null || die "istioctl is not on PATH"
+  istioctl manifest generate "${istio_settings[@]}"
+  exit 0
+fi
 if [[ -n $gateways_only ]]; then
   command -v kubectl >/dev/null || die "kubectl is not on PATH"
   gateway_cluster_ip
@@ -85,20 +108,8 @@ gw=$(GOFLAGS='' GOWORK=off go mod download -json "sigs.k8s.io/gateway-api@$GATEW
 kubectl apply --server-side -f "$gw/config/crd/standard" >/dev/null
 kubectl wait --for=condition=Established --timeout=60s crd/gateways.gateway.networking.k8s.io >/dev/null
 
-# Sized for one 4-CPU node: Istio's default requests (istiod 500m CPU and
-# 2 GiB, ztunnel 200m, each sidecar 100m) would leave little room for three
-# variants. Requests only place pods; limits are unchanged.
 say "Istio, ambient profile ($(istioctl version --remote=false 2>/dev/null | head -1))"
-# shellcheck disable=SC2086 # ISTIO_INSTALL_ARGS is a list of arguments
-istioctl install -y --set profile=ambient \
-  --set values.pilot.autoscaleEnabled=false \
-  --set values.pilot.resources.requests.cpu=100m \
-  --set values.pilot.resources.requests.memory=256Mi \
-  --set values.ztunnel.resources.requests.cpu=50m \
-  --set values.ztunnel.resources.requests.memory=128Mi \
-  --set values.global.proxy.resources.requests.cpu=50m \
-  --set values.global.proxy.resources.requests.memory=64Mi \
-  ${ISTIO_INSTALL_ARGS:-}
+istioctl install -y "${istio_settings[@]}"
 kubectl -n istio-system rollout status deploy/istiod --timeout=300s
 kubectl -n istio-system rollout status ds/istio-cni-node --timeout=300s
 kubectl -n istio-system rollout status ds/ztunnel --timeout=300s
