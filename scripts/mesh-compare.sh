@@ -299,12 +299,30 @@ cleanup() {
   for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
-# bash runs the EXIT trap on exit, on errors (set -e) and on fatal signals.
+# A signal ends the script through exit, so the EXIT trap runs (bash does
+# not run it when a signal without a trap kills it). While bookload runs, a
+# terminal's Ctrl-C reaches it directly (it stops the remote run through the
+# port-forwards, keeps what finished and exits 130); TERM and HUP are passed
+# on to it as TERM. Either way the script then collects it and exits.
+bookload_pid='' signalled=''
+# shellcheck disable=SC2317 # invoked by the traps
+on_signal() { # NAME STATUS
+  signalled=$2
+  if [[ -n $bookload_pid ]] && kill -0 "$bookload_pid" 2>/dev/null; then
+    [[ $1 == INT ]] || kill -TERM "$bookload_pid" 2>/dev/null || true
+    return 0 # a bare return in a trap returns the interrupted wait's status: set -e would exit
+  fi
+  exit "$2"
+}
 trap cleanup EXIT
+trap 'on_signal INT 130' INT
+trap 'on_signal TERM 143' TERM
+trap 'on_signal HUP 129' HUP
 
 # forward NAMESPACE: sets $port to a free local port forwarded to svc/fortio.
 forward() {
   local ns=$1 log="$tmp/port-forward-$1.log" pid i
+  : >"$log" # before the job starts: the loop below may read it first
   # In a process group of its own (set -m), so that Ctrl-C reaches bookload,
   # which stops the remote run through this very port-forward, and not kubectl.
   set -m
@@ -332,12 +350,19 @@ done
 # --- the run ---------------------------------------------------------------
 say "bookload run $scenario, interleaved across ${names[*]}"
 status=0
+# In the background and waited for, so that a signal's trap runs at once.
 "$BOOKLOAD" run "$scenario" "${targets[@]}" --baseline "$baseline" --out "$out" \
-  --label "cluster=$context" --label "istio=$istiod_image" ${extra[@]+"${extra[@]}"} >"$tmp/run.out" || status=$?
+  --label "cluster=$context" --label "istio=$istiod_image" ${extra[@]+"${extra[@]}"} >"$tmp/run.out" &
+bookload_pid=$!
+while :; do
+  if wait "$bookload_pid"; then status=0; break; else status=$?; fi
+  kill -0 "$bookload_pid" 2>/dev/null || break # else a trap interrupted the wait
+done
+bookload_pid=''
 cat "$tmp/run.out"
 dir=$(sed -n 's/^results: \(.*\) ([a-z]*, [0-9]* of [0-9]* repetitions)$/\1/p' "$tmp/run.out" | head -n 1)
 if [[ -n $dir && -f $dir/run.json ]]; then
   "$BOOKLOAD" compare "$dir" --baseline "$baseline" >"$dir/comparison.md" 2>/dev/null &&
     say "comparison written to $dir/comparison.md"
 fi
-exit "$status"
+exit "${signalled:-$status}"

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -218,6 +220,122 @@ func TestMeshCompareScript(t *testing.T) {
 	t.Run("skip-mesh-check", func(t *testing.T) {
 		r := script(t, nil, "--no-apply", "--check-only", "--skip-mesh-check", "--variant", "sc=mc-sidecar-bare")
 		expect(t, r, 0, "WARNING: --skip-mesh-check: THE DATA PATH OF THE VARIANTS IS NOT CHECKED")
+	})
+
+	// Past the checks, with stand-ins: kubectl's port-forward prints the line
+	// kubectl prints and sleeps; bookload records its arguments and writes a
+	// run directory. The run gets one target per variant, the baseline, the
+	// labels and the pass-through arguments, comparison.md is written, and
+	// the port-forwards are gone when the script has ended.
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "kubectl"), []byte(`#!/bin/bash
+for a in "$@"; do
+  if [ "$a" = port-forward ]; then
+    echo "Forwarding from 127.0.0.1:$((20000 + RANDOM % 20000)) -> 8080"
+    echo $$ >>"$FAKE_PF_PIDS"
+    exec sleep 120
+  fi
+done
+exec `+needKubectl(t)+` "$@"
+`), 0o755)
+	bookload := filepath.Join(bin, "bookload")
+	os.WriteFile(bookload, []byte(`#!/bin/bash
+echo "$*" >>"$FAKE_BOOKLOAD_ARGS"
+case $1 in
+  run)
+    out=$(echo "$*" | sed -n 's/.* --out \([^ ]*\).*/\1/p')
+    finish() { mkdir -p "$out/r"; echo '{}' >"$out/r/run.json"; echo "results: $out/r ($1, $2 of 1 repetitions)"; }
+    trap 'kill $! 2>/dev/null; echo TERM >>"$FAKE_BOOKLOAD_ARGS"; finish partial 0; exit 1' TERM
+    if [ -n "$FAKE_BOOKLOAD_READY" ]; then touch "$FAKE_BOOKLOAD_READY"; sleep 60 & wait $!; fi
+    finish complete 1 ;;
+  compare) echo "| target | p50 |" ;;
+esac
+`), 0o755)
+	fakes := func(t *testing.T) (env []string, pfPids, args string) {
+		dir := t.TempDir()
+		pfPids, args = filepath.Join(dir, "pf-pids"), filepath.Join(dir, "bookload-args")
+		return []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+			"BOOKLOAD=" + bookload, "FAKE_PF_PIDS=" + pfPids, "FAKE_BOOKLOAD_ARGS=" + args}, pfPids, args
+	}
+	portForwardsGone := func(t *testing.T, pidFile string, want int) {
+		t.Helper()
+		data, _ := os.ReadFile(pidFile)
+		pids := strings.Fields(string(data))
+		if len(pids) != want {
+			t.Errorf("%d port-forwards started, want %d", len(pids), want)
+		}
+		for _, p := range pids {
+			if _, err := os.Stat("/proc/" + p); err == nil {
+				t.Errorf("port-forward %s still runs after the script ended", p)
+			}
+		}
+	}
+
+	t.Run("run", func(t *testing.T) {
+		env, pfPids, args := fakes(t)
+		out := t.TempDir()
+		r := script(t, env, "--no-apply", "--variant", "plain=mc-plain", "--variant", "amb=mc-ambient",
+			"--baseline", "amb", "--out", out, "details-100rps-10c", "--", "--repetitions", "1")
+		expect(t, r, 0, "data path checked: plain (none) amb (ambient)", "comparison written to "+out+"/r/comparison.md")
+		data, _ := os.ReadFile(args)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		re := regexp.MustCompile(`^run details-100rps-10c --target plain=fortio\+http://127\.0\.0\.1:\d+ --target amb=fortio\+http://127\.0\.0\.1:\d+ --baseline amb --out ` +
+			regexp.QuoteMeta(out) + ` --label cluster=manifests --label istio=docker\.io/istio/pilot:1\.28\.0 --repetitions 1$`)
+		if len(lines) != 2 || !re.MatchString(lines[0]) || lines[1] != "compare "+out+"/r --baseline amb" {
+			t.Errorf("bookload ran as:\n%s", data)
+		}
+		if md, _ := os.ReadFile(filepath.Join(out, "r", "comparison.md")); !strings.Contains(string(md), "| target | p50 |") {
+			t.Errorf("comparison.md: %q", md)
+		}
+		portForwardsGone(t, pfPids, 2)
+	})
+
+	t.Run("terminated", func(t *testing.T) {
+		// SIGTERM while bookload runs: bookload gets TERM, the run directory
+		// still gets its comparison, the port-forwards end, the status is 143.
+		env, pfPids, args := fakes(t)
+		out, tmp := t.TempDir(), t.TempDir()
+		ready := filepath.Join(tmp, "bookload-ready")
+		cmd := exec.Command("bash", filepath.Join(repoRoot, "scripts", "mesh-compare.sh"),
+			"--no-apply", "--variant", "plain=mc-plain", "--out", out)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig, "KUBECACHEDIR="+filepath.Join(c.dir, "kube-cache"),
+			"TMPDIR="+tmp, "FAKE_BOOKLOAD_READY="+ready)
+		cmd.Env = append(cmd.Env, env...)
+		var output bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &output, &output
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if _, err := os.Stat(ready); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("bookload never started:\n%s", output.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("the script did not end within 30 s of SIGTERM:\n%s", output.String())
+		}
+		r := run{output.String(), cmd.ProcessState.ExitCode(), tmp}
+		expect(t, r, 143, "results: "+out+"/r (partial, 0 of 1 repetitions)", "comparison written to")
+		if data, _ := os.ReadFile(args); !strings.Contains(string(data), "\nTERM\n") {
+			t.Errorf("bookload did not get SIGTERM:\n%s", data)
+		}
+		portForwardsGone(t, pfPids, 1)
+		if left, _ := filepath.Glob(filepath.Join(tmp, "tmp.*")); len(left) != 0 {
+			t.Errorf("temp dir left behind: %v", left)
+		}
 	})
 
 	t.Run("port-forward-fails-cleanly", func(t *testing.T) {
