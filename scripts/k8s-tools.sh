@@ -5,6 +5,7 @@
 #   istioctl        built from a copy of the istio.io/istio module
 #   CRDs            Gateway API standard + Istio, taken from their Go modules
 #   istio-samples   the Istio docs' Bookinfo routing rules (VirtualServices, HTTPRoutes)
+#   actionlint      the GitHub Actions workflow linter, built from its Go module
 # Everything lands in ${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools},
 # outside the repo; a tool already there is skipped. Re-running is cheap.
 # Usage: scripts/k8s-tools.sh [--print-dir]
@@ -18,6 +19,7 @@ GATEWAY_API_VERSION=v1.2.1
 # 1.31 development) is the one whose dependencies it serves too. Elsewhere:
 #   BOOKINFO_ISTIO_VERSION=1.26.0 scripts/k8s-tools.sh
 ISTIO_VERSION=${BOOKINFO_ISTIO_VERSION:-v0.0.0-20260423205519-b01690e6db7d}
+ACTIONLINT_VERSION=v1.7.12
 
 TOOLS=${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools}
 if [ "${1:-}" = --print-dir ]; then echo "$TOOLS"; exit 0; fi
@@ -113,6 +115,19 @@ build_istioctl() {
   say "istioctl built: $("$out" version --remote=false)"
 }
 
+build_actionlint() {
+  local out=$BIN/actionlint
+  if [ -x "$out" ] && [ "$("$out" -version 2>/dev/null | head -1)" = "$ACTIONLINT_VERSION" ]; then
+    say "actionlint $ACTIONLINT_VERSION cached ($out)"; return
+  fi
+  say "actionlint $ACTIONLINT_VERSION: building from github.com/rhysd/actionlint"
+  GOBIN=$SRC/actionlint-bin go install -trimpath -ldflags "-s -w \
+    -X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION" \
+    "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+  mv "$SRC/actionlint-bin/actionlint" "$out" && rmdir "$SRC/actionlint-bin"
+  say "actionlint built: $("$out" -version | head -1)"
+}
+
 # CRDs land in crds/gateway-api/ and crds/istio/, each with a VERSION file, so
 # the tests need no version numbers; a changed version is fetched again.
 fetch_crds() {
@@ -158,4 +173,5 @@ install_etcd
 build_kube_apiserver
 fetch_crds
 build_istioctl
-say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl}, $CRDS, $TOOLS/istio-samples"
+build_actionlint
+say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl,actionlint}, $CRDS, $TOOLS/istio-samples"
