@@ -35,6 +35,12 @@ func TestApply(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				// A PodDisruptionBudget's selector has the patch strategy
+				// "replace", so client-side apply always sends it again and
+				// says "configured" for an identical object.
+				if strings.HasPrefix(line, "poddisruptionbudget.policy/") && strings.HasSuffix(line, " configured") {
+					continue
+				}
 				if !strings.HasSuffix(line, " unchanged") {
 					t.Errorf("second apply changed something: %s", line)
 				}
