@@ -1,17 +1,21 @@
 'use strict';
 
-// The Express application: routes of the contract, 404/405 for everything
-// else, and the per-request metrics/access-log hook.
+// The Express application: the routes of the contract (docs/contract.md,
+// ratings section), 405 with Allow on known paths, 404 for everything else,
+// and JSON errors.
 
 const { STATUS_CODES } = require('node:http');
 const express = require('express');
-const { CONTENT_TYPE: METRICS_CONTENT_TYPE } = require('./metrics');
-const { createResponder } = require('./respond');
-const { RECEIVED_AT } = require('./http-server');
 
 // 16 KiB holds any realistic ratings object many times over; together with
 // the store's product cap it bounds what POSTs can make the process hold.
 const MAX_BODY_BYTES = 16 * 1024;
+
+// Exactly upstream's Content-Type. res.json would send
+// "application/json; charset=utf-8" (Express adds the charset to any type
+// set through res.set or res.type, and to any string body), so the JSON is
+// sent as a Buffer with the header set through setHeader.
+const JSON_TYPE = 'application/json';
 
 const INVALID_ID = { error: 'please provide numeric product ID' };
 const INVALID_JSON = { error: 'please provide valid ratings JSON' };
@@ -39,135 +43,139 @@ function isJsonObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function createApp({ behaviour, store, metrics, connection, accessLog = null, schedule = defaultSchedule, logger }) {
+// An empty body is not valid ratings JSON; body-parser would hand it on as {}.
+function rejectEmptyBody(req, res, buf) {
+  if (buf.length === 0) throw new SyntaxError('empty body');
+}
+
+// connection.close: answer with "Connection: close" (HTTP_KEEPALIVE=false,
+// or a drain has begun). Read when each response is sent, so that a request
+// still in flight when the drain starts also closes its connection.
+// metrics: from createMetrics. schedule(fn, ms) returns a cancel function
+// (tests inject their own timer).
+function createApp({ behaviour, store, metrics, connection, onServed = null, schedule = defaultSchedule, logger }) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('case sensitive routing', true);
 
-  function observe(res, status) {
-    const req = res.req;
-    const seconds = (performance.now() - req[RECEIVED_AT]) / 1000;
-    // Only matched route patterns become labels: random paths cannot blow
-    // up the series count.
-    const route = req.route === undefined ? 'unmatched' : req.route.path;
-    metrics.observe(req.method, route, status, seconds);
-    if (accessLog !== null) accessLog(req.method, req.path, status, seconds);
+  // Every response leaves through here: framed by Content-Length (res.send),
+  // and for HEAD without the body (res.send again).
+  function send(res, status, contentType, body) {
+    if (connection.close) res.setHeader('Connection', 'close');
+    res.status(status).setHeader('Content-Type', contentType);
+    res.send(Buffer.from(body));
   }
-  const respond = createResponder(connection, observe);
+  function sendJson(res, status, value) {
+    send(res, status, JSON_TYPE, JSON.stringify(value));
+  }
 
+  app.use(metrics.middleware(onServed));
+
+  // Upstream parses the body whatever its Content-Type (curl -d sends a
+  // form type). Strict: only objects and arrays parse.
+  const parseJson = express.json({ type: () => true, limit: MAX_BODY_BYTES, verify: rejectEmptyBody });
+
+  // Declares a path with its method handlers; any other method answers 405
+  // with Allow. Express answers HEAD through the GET handlers.
   function route(path, handlers) {
     const r = app.route(path);
     const allow = [];
-    for (const [method, chain] of Object.entries(handlers)) {
-      r[method.toLowerCase()](chain);
+    for (const [method, handler] of Object.entries(handlers)) {
+      r[method.toLowerCase()](handler);
       allow.push(method);
       if (method === 'GET') allow.push('HEAD');
     }
-    const allowHeader = { Allow: allow.sort().join(', ') };
-    r.all((req, res) => respond.json(res, 405, METHOD_NOT_ALLOWED, allowHeader));
+    const allowed = allow.sort().join(', ');
+    r.all((req, res) => {
+      res.setHeader('Allow', allowed);
+      sendJson(res, 405, METHOD_NOT_ALLOWED);
+    });
   }
 
-  // POST validates the id before it reads the body, so a bad id answers 400
-  // whatever the body.
   function requireProductId(req, res, next) {
     const id = parseProductId(req.params.id);
     if (id === undefined) {
-      respond.json(res, 400, INVALID_ID);
+      sendJson(res, 400, INVALID_ID);
       return;
     }
     res.locals.productId = id;
     next();
   }
 
-  // Upstream parses the body whatever its Content-Type (curl -d sends a
-  // form type), so read it as text and JSON.parse it here.
-  const parseText = express.text({ type: () => true, limit: MAX_BODY_BYTES });
-  function readBody(req, res, next) {
-    parseText(req, res, (err) => {
-      if (!err) next();
-      else if (err.status === 413) respond.json(res, 413, BODY_TOO_LARGE);
-      else respond.json(res, 400, INVALID_JSON);
-    });
+  function sendRatings(res, id) {
+    sendJson(res, 200, { id, ratings: store.get(id) });
   }
 
-  function sendRatings(res, productId) {
-    respond.json(res, 200, { id: productId, ratings: store.get(productId) });
-  }
-
-  // One handler rather than [requireProductId, getRatings]: the hot route
-  // then costs one router step instead of two.
   function getRatings(req, res) {
-    const productId = parseProductId(req.params.id);
-    if (productId === undefined) {
-      respond.json(res, 400, INVALID_ID);
-      return;
-    }
+    const id = res.locals.productId;
     const outcome = behaviour.ratingsOutcome();
     if (outcome.kind === 'unavailable') {
-      respond.json(res, 503, UNAVAILABLE);
+      sendJson(res, 503, UNAVAILABLE);
     } else if (outcome.kind === 'delayed') {
-      const cancel = schedule(() => sendRatings(res, productId), outcome.delayMs);
-      res.once('close', () => {
-        if (res.writableEnded) return;
-        cancel();
-        respond.abandoned(res);
+      const cancel = schedule(() => sendRatings(res, id), outcome.delayMs);
+      // The client left: drop the timer instead of answering nobody.
+      res.on('close', () => {
+        if (!res.writableEnded) cancel();
       });
     } else {
-      sendRatings(res, productId);
+      sendRatings(res, id);
     }
   }
 
+  // Runs after requireProductId and parseJson: a bad id answers 400
+  // whatever the body, and the body is not read for it.
   function postRatings(req, res) {
-    let ratings;
-    try {
-      ratings = JSON.parse(req.body ?? '');
-    } catch {
-      respond.json(res, 400, INVALID_JSON);
+    if (!isJsonObject(req.body)) {
+      sendJson(res, 400, INVALID_JSON);
       return;
     }
-    if (!isJsonObject(ratings)) {
-      respond.json(res, 400, INVALID_JSON);
-      return;
-    }
-    const productId = res.locals.productId;
-    respond.json(res, 200, { id: productId, ratings: store.put(productId, ratings) });
+    const id = res.locals.productId;
+    sendJson(res, 200, { id, ratings: store.put(id, req.body) });
   }
 
-  const missingProductId = (req, res) => respond.json(res, 400, INVALID_ID);
+  const missingProductId = (req, res) => sendJson(res, 400, INVALID_ID);
 
-  // The router tries routes in order and the patterns do not overlap, so the
-  // one every page hits goes first.
   route('/ratings/:id', {
-    GET: getRatings,
-    POST: [requireProductId, readBody, postRatings],
+    GET: [requireProductId, getRatings],
+    POST: [requireProductId, parseJson, postRatings],
   });
   route('/ratings', { GET: missingProductId, POST: missingProductId });
   route('/health', {
     GET: (req, res) => {
-      if (behaviour.healthy()) respond.json(res, 200, HEALTHY);
-      else respond.json(res, 500, UNHEALTHY);
+      if (behaviour.healthy()) sendJson(res, 200, HEALTHY);
+      else sendJson(res, 500, UNHEALTHY);
     },
   });
   route('/metrics', {
-    GET: (req, res) => respond.send(res, 200, METRICS_CONTENT_TYPE, metrics.render()),
+    GET: async (req, res) => {
+      send(res, 200, metrics.registry.contentType, await metrics.registry.metrics());
+    },
   });
 
-  app.use((req, res) => respond.json(res, 404, NOT_FOUND));
+  app.use((req, res) => sendJson(res, 404, NOT_FOUND));
 
-  // Reached for malformed URLs (bad percent-encoding) and for bugs; either
-  // way the client gets a framed JSON answer instead of Express's HTML page.
+  // Body-parser errors (their `type` says which), malformed percent-encoding
+  // in a path (the router's 400) and bugs: a framed JSON answer instead of
+  // Express's HTML page. body-parser has read the rest of the body off
+  // before it reports, so the connection stays usable.
   app.use((err, req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;
     }
-    const status = err.status >= 400 && err.status < 500 ? err.status : 500;
-    if (status === 500) logger.error(`${req.method} ${req.path}: ${err.stack || err}`);
-    respond.json(res, status, { error: STATUS_CODES[status].toLowerCase() });
+    if (err.type === 'entity.too.large') {
+      sendJson(res, 413, BODY_TOO_LARGE);
+    } else if (err.type === 'entity.parse.failed' || err.type === 'entity.verify.failed') {
+      sendJson(res, 400, INVALID_JSON);
+    } else {
+      const status = err.status >= 400 && err.status < 500 ? err.status : 500;
+      if (status === 500) logger.error(`${req.method} ${req.path}: ${err.stack || err}`);
+      sendJson(res, status, { error: STATUS_CODES[status].toLowerCase() });
+    }
   });
 
   return app;
 }
 
-module.exports = { createApp, parseProductId, MAX_BODY_BYTES };
+module.exports = { createApp, parseProductId, MAX_BODY_BYTES, JSON_TYPE };

@@ -8,14 +8,15 @@ const { createApp } = require('./app');
 const { createBehaviour } = require('./behaviour');
 const { createHttpServer } = require('./http-server');
 const { createLogger } = require('./logger');
-const { HttpMetrics } = require('./metrics');
+const { createMetrics } = require('./metrics');
 const { RatingsStore } = require('./ratings-store');
 
 const SERVICE = 'ratings';
 
+// One line per request; the path without its query string.
 function createAccessLog(stream) {
-  return (method, path, status, seconds) => {
-    stream.write(`${new Date().toISOString()} ${SERVICE} ${method} ${path} ${status} ${(seconds * 1000).toFixed(3)}\n`);
+  return (req, status, seconds) => {
+    stream.write(`${new Date().toISOString()} ${SERVICE} ${req.method} ${req.path} ${status} ${(seconds * 1000).toFixed(3)}\n`);
   };
 }
 
@@ -24,15 +25,15 @@ function createAccessLog(stream) {
 // line must already find them.
 function createService(config, { now, random, schedule, stdout = process.stdout, stderr = process.stderr } = {}) {
   const logger = createLogger(SERVICE, config.logLevel, stderr);
-  // Shared with the responder: flipped when a drain starts so that responses
+  // Shared with the app: flipped when a drain starts so that responses
   // still in flight also close their connection.
   const connection = { close: !config.keepAlive };
   const app = createApp({
     behaviour: createBehaviour(config.serviceVersion, { now, random }),
     store: new RatingsStore(),
-    metrics: new HttpMetrics(),
+    metrics: createMetrics(),
     connection,
-    accessLog: config.accessLog ? createAccessLog(stdout) : null,
+    onServed: config.accessLog ? createAccessLog(stdout) : null,
     schedule,
     logger,
   });

@@ -162,7 +162,7 @@ test('malformed percent-encoding in a route answers 400 JSON', async (t) => {
   assert.equal(res.body, '{"error":"bad request"}');
 });
 
-test('HTTP_NODELAY selects the noDelay option of the node:http server', () => {
+test('HTTP_NODELAY and HTTP_KEEPALIVE_TIMEOUT_SECONDS set the node:http server options', () => {
   const app = () => {};
   const base = { keepAliveTimeoutSeconds: 60 };
   assert.equal(createHttpServer(app, { ...base, noDelay: true }).noDelay, true);

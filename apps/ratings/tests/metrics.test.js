@@ -1,38 +1,74 @@
 'use strict';
 
+// GET /metrics: the two catalogue families of docs/configuration.md, read
+// back through a small parser of the text format, so that the label order
+// (prom-client puts `le` first) does not matter.
+
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const { startService } = require('./helpers/in-process');
 const { request } = require('./helpers/http-client');
-const { HttpMetrics } = require('../src/metrics');
 
 const LE = ['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
 
-test('the registry renders Prometheus text with cumulative buckets', () => {
-  const metrics = new HttpMetrics();
-  metrics.observe('GET', '/ratings/:id', 200, 0.0005); // le is inclusive
-  metrics.observe('GET', '/ratings/:id', 200, 0.003);
-  metrics.observe('GET', '/ratings/:id', 200, 11);
-  metrics.observe('GET', 'unmatched', 404, 0.0001);
-  const lines = metrics.render().split('\n');
-  const series = 'method="GET",route="/ratings/:id",status="200"';
+const HELP_REQUESTS = '# HELP http_requests_total HTTP requests served, by method, route pattern and status.';
+const HELP_DURATION = '# HELP http_request_duration_seconds Time to serve an HTTP request, by method, route pattern and status.';
+
+// Samples of the exposition text: [{ name, labels: {..}, value }].
+function parse(text) {
+  const samples = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/);
+    assert.ok(m, `unparsable sample line ${JSON.stringify(line)}`);
+    const labels = {};
+    for (const [, name, value] of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[name] = value;
+    samples.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return samples;
+}
+
+// The value of the sample with exactly these labels, or undefined.
+function value(samples, name, labels) {
+  const want = JSON.stringify(Object.entries(labels).sort());
+  const found = samples.find((s) => s.name === name && JSON.stringify(Object.entries(s.labels).sort()) === want);
+  return found?.value;
+}
+
+async function scrape(port) {
+  const res = await request(port, 'GET', '/metrics');
+  assert.equal(res.status, 200);
+  return res;
+}
+
+test('the two catalogue families: HELP and TYPE exactly, labels method, route, status', async (t) => {
+  const { port } = await startService(t);
+  await request(port, 'GET', '/ratings/0');
+  const { body } = await scrape(port);
+  const lines = body.split('\n');
+  assert.ok(lines.includes(HELP_REQUESTS));
   assert.ok(lines.includes('# TYPE http_requests_total counter'));
+  assert.ok(lines.includes(HELP_DURATION));
   assert.ok(lines.includes('# TYPE http_request_duration_seconds histogram'));
-  assert.ok(lines.includes(`http_requests_total{${series}} 3`));
-  assert.ok(lines.includes('http_requests_total{method="GET",route="unmatched",status="404"} 1'));
-  const want = [1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3];
-  const buckets = lines.filter((l) => l.startsWith(`http_request_duration_seconds_bucket{${series},`));
-  assert.deepEqual(buckets, LE.map((le, i) => `http_request_duration_seconds_bucket{${series},le="${le}"} ${want[i]}`));
-  assert.ok(lines.includes(`http_request_duration_seconds_count{${series}} 3`));
-  assert.ok(lines.includes(`http_request_duration_seconds_sum{${series}} ${0.0005 + 0.003 + 11}`));
+  for (const s of parse(body).filter((x) => x.name.startsWith('http_'))) {
+    const want = s.name === 'http_request_duration_seconds_bucket' ? ['le', 'method', 'route', 'status'] : ['method', 'route', 'status'];
+    assert.deepEqual(Object.keys(s.labels).sort(), want, s.name);
+  }
   assert.equal(lines.at(-1), '', 'text ends with a newline');
 });
 
-test('label values are escaped', () => {
-  const metrics = new HttpMetrics();
-  metrics.observe('GET', 'a"b\\c\nd', 200, 0.1);
-  assert.ok(metrics.render().includes('route="a\\"b\\\\c\\nd"'));
+test('buckets are exactly the catalogue ones, cumulative', async (t) => {
+  const { port } = await startService(t);
+  await request(port, 'GET', '/ratings/0');
+  const samples = parse((await scrape(port)).body);
+  const series = { method: 'GET', route: '/ratings/:id', status: '200' };
+  const buckets = samples.filter((s) => s.name === 'http_request_duration_seconds_bucket' && s.labels.route === '/ratings/:id');
+  assert.deepEqual(buckets.map((s) => s.labels.le), LE);
+  for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i].value >= buckets[i - 1].value, `bucket ${LE[i]}`);
+  assert.equal(buckets.at(-1).value, 1);
+  assert.equal(value(samples, 'http_request_duration_seconds_count', series), 1);
+  assert.ok(value(samples, 'http_request_duration_seconds_sum', series) > 0);
 });
 
 test('GET /metrics reports requests by method, route pattern and status', async (t) => {
@@ -45,27 +81,31 @@ test('GET /metrics reports requests by method, route pattern and status', async 
   await request(port, 'DELETE', '/health');
   await request(port, 'GET', '/random/path/1');
   await request(port, 'GET', '/random/path/2');
-  const res = await request(port, 'GET', '/metrics');
-  assert.equal(res.status, 200);
+  const res = await scrape(port);
   assert.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
-  const lines = res.body.split('\n');
-  for (const line of [
-    'http_requests_total{method="GET",route="/ratings/:id",status="200"} 2',
-    'http_requests_total{method="GET",route="/ratings/:id",status="400"} 1',
-    'http_requests_total{method="POST",route="/ratings/:id",status="200"} 1',
-    'http_requests_total{method="HEAD",route="/health",status="200"} 1',
-    'http_requests_total{method="DELETE",route="/health",status="405"} 1',
-    'http_requests_total{method="GET",route="unmatched",status="404"} 2',
-    'http_request_duration_seconds_count{method="GET",route="/ratings/:id",status="200"} 2',
-    'http_request_duration_seconds_bucket{method="GET",route="/ratings/:id",status="200",le="+Inf"} 2',
-  ]) {
-    assert.ok(lines.includes(line), `missing ${line}`);
-  }
+  const samples = parse(res.body);
+  const total = (method, route, status) => value(samples, 'http_requests_total', { method, route, status });
+  assert.equal(total('GET', '/ratings/:id', '200'), 2);
+  assert.equal(total('GET', '/ratings/:id', '400'), 1);
+  assert.equal(total('POST', '/ratings/:id', '200'), 1);
+  assert.equal(total('HEAD', '/health', '200'), 1);
+  assert.equal(total('DELETE', '/health', '405'), 1);
+  assert.equal(total('GET', 'unmatched', '404'), 2);
+  const series = { method: 'GET', route: '/ratings/:id', status: '200' };
+  assert.equal(value(samples, 'http_request_duration_seconds_count', series), 2);
+  assert.equal(value(samples, 'http_request_duration_seconds_bucket', { ...series, le: '+Inf' }), 2);
   assert.ok(!res.body.includes('/random/path'), 'unmatched paths do not become labels');
-  const les = lines
-    .filter((l) => l.startsWith('http_request_duration_seconds_bucket{method="GET",route="/ratings/:id",status="200",'))
-    .map((l) => l.match(/le="([^"]+)"/)[1]);
-  assert.deepEqual(les, LE);
+});
+
+test('methods outside the standard set are counted as OTHER', async (t) => {
+  const { port } = await startService(t);
+  assert.equal((await request(port, 'PROPFIND', '/health')).status, 405);
+  assert.equal((await request(port, 'PURGE', '/nope')).status, 404);
+  const { body } = await scrape(port);
+  const samples = parse(body);
+  assert.equal(value(samples, 'http_requests_total', { method: 'OTHER', route: '/health', status: '405' }), 1);
+  assert.equal(value(samples, 'http_requests_total', { method: 'OTHER', route: 'unmatched', status: '404' }), 1);
+  assert.ok(!body.includes('PROPFIND') && !body.includes('PURGE'));
 });
 
 test('a request the client abandons is counted as 499, not as a success', async (t) => {
@@ -79,11 +119,11 @@ test('a request the client abandons is counted as 499, not as a success', async 
   req.on('error', () => {});
   while (!scheduled) await new Promise((resolve) => setImmediate(resolve));
   req.destroy();
-  const want = 'http_requests_total{method="GET",route="/ratings/:id",status="499"} 1';
-  let body = '';
-  for (let i = 0; i < 100 && !body.includes(want); i++) {
-    body = (await request(port, 'GET', '/metrics')).body;
+  const labels = { method: 'GET', route: '/ratings/:id', status: '499' };
+  let count;
+  for (let i = 0; i < 100 && count !== 1; i++) {
+    count = value(parse((await scrape(port)).body), 'http_requests_total', labels);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  assert.ok(body.includes(want), body);
+  assert.equal(count, 1);
 });
