@@ -23,7 +23,7 @@ function freePort() {
 
 // Spawns serve from a directory other than the app's and collects output.
 function spawnServe(env, { cwd = '/' } = {}) {
-  const child = spawn(SERVE, [], { cwd, env: { PATH: process.env.PATH, LISTEN_ADDRESS: '127.0.0.1', ...env } });
+  const child = spawn(SERVE, [], { cwd, env: { PATH: process.env.PATH, BOOKINFO_NODE: process.execPath, LISTEN_ADDRESS: '127.0.0.1', ...env } });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d) => { out.stdout += d; });
   child.stderr.on('data', (d) => { out.stderr += d; });
