@@ -1,4 +1,4 @@
-"""The Flask application: routes of the productpage contract."""
+"""The Flask application: the productpage routes of docs/contract.md."""
 
 import json
 import re

@@ -1,6 +1,6 @@
 """The calls productpage makes to details, reviews and ratings.
 
-Attempts, timeouts and error texts are the contract's (upstream Bookinfo):
+Attempts, timeouts and error texts are docs/contract.md's (upstream Bookinfo):
 details and ratings one attempt, reviews two, 3 s each; a failed call yields
 the backend's status (500 when there was no response) and a fixed error.
 """
