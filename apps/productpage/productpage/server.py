@@ -2,6 +2,7 @@
 (no command line, gunicorn.conf.py or GUNICORN_CMD_ARGS is read)."""
 
 import gc
+import os
 import shutil
 import signal
 import sys
@@ -41,14 +42,35 @@ class DrainingArbiter(Arbiter):
         super().halt(reason, exit_status)
 
 
+# Signals a new worker process got between fork and the post_fork hook.
+_STOPS_BEFORE_POST_FORK = []
+
+
+def remember_stop_after_fork():
+    """Run in every child right after fork (os.register_at_fork).
+
+    A forked worker inherits the master's signal handlers, which only queue
+    the signal for the master's loop: a SIGTERM arriving before the worker
+    installs its own would be lost, and the worker would run until killed at
+    the shutdown timeout. gunicorn creates the worker's listening socket
+    (reuse_port) before post_fork, so that window is not negligible.
+    """
+    def remember(sig, _frame):
+        _STOPS_BEFORE_POST_FORK.append(sig)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, remember)
+
+
 def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
     def catch_stop_while_booting(_arbiter, worker):
-        # A forked worker inherits the master's signal handlers, which only
-        # queue the signal for the master's loop: a SIGTERM arriving before
-        # the worker installs its own (after gevent's patching) would be lost
-        # and the worker would run until killed at the shutdown timeout.
+        # The worker's own handler until it installs its final ones (after
+        # gevent's patching); a stop that came earlier (see
+        # remember_stop_after_fork) is handed to it now.
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, worker.handle_exit)
+        for sig in _STOPS_BEFORE_POST_FORK:
+            worker.handle_exit(sig, None)
 
     def announce_and_freeze(worker):
         # With reuse_port the master holds no socket (its "Listening at" line
@@ -114,6 +136,7 @@ class ProductpageServer(BaseApplication):
         return create_app(self.config, self.secret_key)
 
     def run(self):
+        os.register_at_fork(after_in_child=remember_stop_after_fork)
         try:
             DrainingArbiter(self).run()
         except RuntimeError as err:

@@ -1,29 +1,33 @@
-"""gunicorn's stock gevent worker, with two additions through its public
-methods (README, "How each knob is implemented"):
+"""gunicorn's gevent worker, with what a prompt, lossless drain needs, through
+its public methods (README, "How each knob is implemented"):
 
 - HTTP_NODELAY on accepted sockets (`handle`). gunicorn sets TCP_NODELAY on
   its listening socket and Linux copies it to every accepted socket, so
   `false` needs an explicit 0.
-- A prompt drain on SIGTERM and SIGINT (`init_signals`, `handle_exit`,
-  `handle`, `handle_request`, gunicorn's `Request.force_close`). The stock worker ends idle keep-alive
-  connections only when their idle timeout (60 s) or the shutdown timeout
-  runs out, and treats SIGINT as "quit now". Here a connection that waits
-  for its next request is ended as soon as the worker stops, one that has
-  not sent its first request yet gets FIRST_REQUEST_GRACE_SECONDS to send
-  it, and requests being served finish (gunicorn gives their responses
-  `Connection: close`). Everything else (accepting, stopping to accept,
-  waiting for the connections to end within graceful_timeout) is the stock
-  GeventWorker's own `run`.
+- Drain on SIGTERM and SIGINT (`init_signals`, `handle_exit`, `run`,
+  `handle`, `handle_request`, gunicorn's `Request.force_close`). The stock
+  GeventWorker notices the signal up to 1 s late, closes its listening
+  socket without taking the connections already queued on it (the kernel
+  resets them), ends idle keep-alive connections only when their idle
+  timeout (60 s) or the shutdown timeout runs out, and treats SIGINT as
+  "quit now". Here the worker stops at once, accepts what is queued before
+  closing its socket, ends a connection that waits for its next request at
+  once, gives one that has not sent its first request yet
+  FIRST_REQUEST_GRACE_SECONDS to send it, and lets requests being served
+  finish (their responses say `Connection: close`). `run` is the stock one
+  otherwise: the same gevent StreamServer and Pool per listening socket.
 """
 
-import select
 import signal
 import socket
 import time
+from functools import partial
 
 import gevent
 from gevent import monkey
 from gevent.event import Event
+from gevent.pool import Pool
+from gevent.server import StreamServer
 from gunicorn.workers.ggevent import GeventWorker
 
 # How long a stopping worker waits for the first request on a connection
@@ -33,6 +37,8 @@ from gunicorn.workers.ggevent import GeventWorker
 FIRST_REQUEST_GRACE_SECONDS = 1.0
 # How often a stopping worker looks for connections to end.
 DRAIN_POLL_SECONDS = 0.05
+# How often a running worker tells the master it is alive (stock: 1 s).
+HEARTBEAT_SECONDS = 1.0
 
 
 def set_nodelay(sock, on: bool):
@@ -58,13 +64,14 @@ class ProductpageWorker(GeventWorker):
         # The greenlet serving each open connection, and what it is doing.
         self.connections = {}
         self.stopping = None
+        self.signal_watchers = []
 
     def init_signals(self):
         super().init_signals()
         # Watched by gevent's loop, so the worker reacts at once; SIGINT
         # drains like SIGTERM (the base worker would quit at once).
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            gevent.signal_handler(sig, self.handle_exit, sig, None)
+        self.signal_watchers = [gevent.signal_handler(sig, self.handle_exit, sig, None)
+                                for sig in (signal.SIGTERM, signal.SIGINT)]
 
     def handle_exit(self, sig, frame):
         super().handle_exit(sig, frame)
@@ -73,8 +80,44 @@ class ProductpageWorker(GeventWorker):
 
     def run(self):
         self.stopping = Event()
-        gevent.spawn(self.end_waiting_connections)
-        super().run()
+        servers = []
+        for listener in self.sockets:
+            listener.setblocking(1)
+            server = StreamServer(listener, handle=partial(self.handle, listener),
+                                  spawn=Pool(self.worker_connections))
+            server.start()
+            servers.append(server)
+
+        while self.alive:
+            self.notify()
+            self.stopping.wait(HEARTBEAT_SECONDS)
+
+        for listener, server in zip(self.sockets, servers):
+            server.stop_accepting()
+            self.take_backlog(listener, server)
+            server.close()  # nothing yields between the last accept and this
+        self.force_close_requests()
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        while time.monotonic() < deadline:
+            if all(server.pool.free_count() == server.pool.size for server in servers):
+                return
+            self.end_waiting_connections()
+            self.notify()
+            gevent.sleep(DRAIN_POLL_SECONDS)
+        self.log.warning("Worker graceful timeout (pid:%s)", self.pid)
+        for server in servers:
+            server.stop(timeout=1)
+
+    def take_backlog(self, listener, server):
+        """Serve the connections already queued on the listening socket:
+        closing it would reset them. Answered with "Connection: close"."""
+        listener.settimeout(0.0)
+        while True:
+            try:
+                client, addr = listener.accept()
+            except OSError:  # BlockingIOError: the queue is empty
+                return
+            server.pool.spawn(self.handle, listener, client, addr)
 
     def handle(self, listener, client, addr):
         set_nodelay(client, self.nodelay)
@@ -96,22 +139,21 @@ class ProductpageWorker(GeventWorker):
         finally:
             conn.request = None
 
-    def end_waiting_connections(self):
-        """While stopping: end every connection that waits for a request."""
-        self.stopping.wait()
-        # Requests being served get "Connection: close" (gunicorn gives it
-        # to those that start from now on).
+    def force_close_requests(self):
+        # Requests being served get "Connection: close"; gunicorn gives it
+        # to those that start from now on.
         for conn in list(self.connections.values()):
             if conn.request is not None:
                 conn.request.force_close()
+
+    def end_waiting_connections(self):
+        """End every connection that waits for a request (one without a
+        first request yet after its grace time)."""
         hub = gevent.get_hub()
-        deadline = time.monotonic() + self.cfg.graceful_timeout
-        while time.monotonic() < deadline:
-            quiet_since = time.monotonic() - FIRST_REQUEST_GRACE_SECONDS
-            for glet, conn in list(self.connections.items()):
-                if conn.requests or conn.accepted < quiet_since:
-                    hub.loop.run_callback(self.end_if_waiting, glet)
-            gevent.sleep(DRAIN_POLL_SECONDS)
+        quiet_since = time.monotonic() - FIRST_REQUEST_GRACE_SECONDS
+        for glet, conn in list(self.connections.items()):
+            if conn.requests or conn.accepted < quiet_since:
+                hub.loop.run_callback(self.end_if_waiting, glet)
 
     def end_if_waiting(self, glet):
         # Runs in gevent's hub, while every other greenlet is paused: the
