@@ -52,8 +52,7 @@ def remember_stop_after_fork():
     A forked worker inherits the master's signal handlers, which only queue
     the signal for the master's loop: a SIGTERM arriving before the worker
     installs its own would be lost, and the worker would run until killed at
-    the shutdown timeout. gunicorn creates the worker's listening socket
-    (reuse_port) before post_fork, so that window is not negligible.
+    the shutdown timeout.
     """
     def remember(sig, _frame):
         _STOPS_BEFORE_POST_FORK.append(sig)
@@ -72,10 +71,7 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
         for sig in _STOPS_BEFORE_POST_FORK:
             worker.handle_exit(sig, None)
 
-    def announce_and_freeze(worker):
-        # With reuse_port the master holds no socket (its "Listening at" line
-        # names none): each worker says where it listens.
-        worker.log.info("Listening at: http://%s (%s)", config.bind, worker.pid)
+    def freeze_loaded_objects(_worker):
         # Everything loaded so far (Flask, Jinja, gevent, urllib3, the app)
         # lives as long as the worker. Left in the collector's generations,
         # every full collection walks it again (measured: 18-80 ms stalls of
@@ -93,10 +89,6 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
 
     return {
         "bind": [config.bind],
-        # Each worker listens on a socket of its own (SO_REUSEPORT) and the
-        # kernel spreads new connections over them; with one shared socket
-        # the same worker won most accepts (README, "Spreading connections").
-        "reuse_port": True,
         "workers": config.web_concurrency,
         "worker_class": worker_class(config.http_nodelay),
         # gunicorn's keepalive is the idle timeout; 0 turns keep-alive off and
@@ -111,7 +103,7 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
         # instance, and the root filesystem is read-only in Kubernetes.
         "control_socket_disable": True,
         "post_fork": catch_stop_while_booting,
-        "post_worker_init": announce_and_freeze,
+        "post_worker_init": freeze_loaded_objects,
         "child_exit": forget_dead_worker,
         "on_exit": remove_metrics_dir,
     }

@@ -37,6 +37,8 @@ from gunicorn.workers.ggevent import GeventWorker
 FIRST_REQUEST_GRACE_SECONDS = 1.0
 # How often a stopping worker looks for connections to end.
 DRAIN_POLL_SECONDS = 0.05
+# At most this long to close a listening socket (see close_listener).
+CLOSE_LISTENER_SECONDS = 1.0
 # How often a running worker tells the master it is alive (stock: 1 s).
 HEARTBEAT_SECONDS = 1.0
 
@@ -85,6 +87,10 @@ class ProductpageWorker(GeventWorker):
             listener.setblocking(1)
             server = StreamServer(listener, handle=partial(self.handle, listener),
                                   spawn=Pool(self.worker_connections))
+            if self.cfg.workers > 1:
+                # The workers share the listening socket: one connection
+                # per wake-up, so that an idle worker does not take them all.
+                server.max_accept = 1
             server.start()
             servers.append(server)
 
@@ -93,9 +99,7 @@ class ProductpageWorker(GeventWorker):
             self.stopping.wait(HEARTBEAT_SECONDS)
 
         for listener, server in zip(self.sockets, servers):
-            server.stop_accepting()
-            self.take_backlog(listener, server)
-            server.close()  # nothing yields between the last accept and this
+            self.close_listener(listener, server)
         self.force_close_requests()
         deadline = time.monotonic() + self.cfg.graceful_timeout
         while time.monotonic() < deadline:
@@ -108,16 +112,37 @@ class ProductpageWorker(GeventWorker):
         for server in servers:
             server.stop(timeout=1)
 
-    def take_backlog(self, listener, server):
-        """Serve the connections already queued on the listening socket:
-        closing it would reset them. Answered with "Connection: close"."""
+    def close_listener(self, listener, server):
+        """Stop accepting and close the listening socket, dropping no
+        connection on the way. The kernel resets the connections still
+        queued on a socket when it closes, so they are accepted first; and
+        gunicorn's handler asks the listening socket for its name when it
+        starts, so every accepted connection's greenlet must have started
+        before the socket closes (else: EBADF, and the request is reset)."""
+        server.stop_accepting()
         listener.settimeout(0.0)
+        deadline = time.monotonic() + CLOSE_LISTENER_SECONDS
+        while time.monotonic() < deadline:
+            took = self.take_backlog(listener, server)
+            starting = any(glet not in self.connections for glet in server.pool)
+            if not took and not starting:
+                break
+            gevent.sleep(0)  # the new greenlets start
+        else:
+            self.log.warning("Closing the listening socket with connections still starting")
+        server.close()  # nothing yielded since the last accept found the queue empty
+
+    def take_backlog(self, listener, server) -> int:
+        """Accept the connections queued on the listening socket (served
+        with "Connection: close"); how many there were."""
+        taken = 0
         while True:
             try:
                 client, addr = listener.accept()
             except OSError:  # BlockingIOError: the queue is empty
-                return
+                return taken
             server.pool.spawn(self.handle, listener, client, addr)
+            taken += 1
 
     def handle(self, listener, client, addr):
         set_nodelay(client, self.nodelay)
