@@ -1,4 +1,4 @@
-"""The Flask application: routes of the productpage contract."""
+"""The Flask application: the productpage routes of docs/contract.md."""
 
 import json
 import re
@@ -76,14 +76,11 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
     @app.get("/productpage")
     def product_page():
         user = _current_user()
-        headers = outgoing_headers(request.environ, user)
-        # Both requests leave before either reply is read: they run side by
-        # side with no thread or greenlet per call.
-        details = backends.start_details(PRODUCT_ID, headers)
-        reviews = backends.start_reviews(PRODUCT_ID, headers)
+        details, reviews = backends.details_and_reviews(
+            PRODUCT_ID, outgoing_headers(request.environ, user))
         return render_template(
             "productpage.html", product=PRODUCTS[0], user=user,
-            details=details_view(details()), reviews=reviews_view(reviews()))
+            details=details_view(details), reviews=reviews_view(reviews))
 
     @app.post("/login")
     def login():

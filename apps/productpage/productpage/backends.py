@@ -1,6 +1,6 @@
 """The calls productpage makes to details, reviews and ratings.
 
-Attempts, timeouts and error texts are the contract's (upstream Bookinfo):
+Attempts, timeouts and error texts are docs/contract.md's (upstream Bookinfo):
 details and ratings one attempt, reviews two, 3 s each; a failed call yields
 the backend's status (500 when there was no response) and a fixed error.
 """
@@ -8,11 +8,13 @@ the backend's status (500 when there was no response) and a fixed error.
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import quote
 
+import gevent
+
 from .config import Config
-from .upstream import Upstream, UpstreamError
+from .upstream import UpstreamError, get, pool
 
 CALL_TIMEOUT_SECONDS = 3.0
 
@@ -32,6 +34,9 @@ _ENVIRON_KEYS = tuple(("HTTP_" + h.upper().replace("-", "_"), h) for h in FORWAR
 
 log = logging.getLogger(__name__)
 
+# Outbound header name -> the value's bytes as they arrived.
+Headers = Dict[str, bytes]
+
 
 @dataclass
 class Result:
@@ -46,79 +51,71 @@ class Result:
         return self.body is not None
 
 
-def outgoing_headers(environ: Mapping[str, Any], user: Optional[str]) -> List[Tuple[str, bytes]]:
+def outgoing_headers(environ: Mapping[str, Any], user: Optional[str]) -> Headers:
     """Headers for every outbound call made while serving environ.
 
     WSGI hands header values over as latin-1 decoded str, so they are encoded
     back to the bytes that arrived.
     """
-    headers = []
+    headers = {}
     for key, name in _ENVIRON_KEYS:
         value = environ.get(key)
         if value is not None:
-            headers.append((name, value.encode("latin-1")))
+            headers[name] = value.encode("latin-1")
     if user:
         value = user.encode("utf-8")
         # A user name cannot smuggle a header line into the outbound request.
         if not any(c in value for c in b"\r\n\0"):
-            headers.append(("end-user", value))
+            headers["end-user"] = value
     return headers
 
 
 class Backends:
     def __init__(self, config: Config, timeout: float = CALL_TIMEOUT_SECONDS):
-        def pool(peer):
-            return Upstream(peer.host, peer.port, keepalive=config.upstream_keepalive,
-                            max_requests=config.upstream_max_requests,
-                            nodelay=config.http_nodelay, timeout=timeout)
-        self.details_pool = pool(config.details)
-        self.reviews_pool = pool(config.reviews)
-        self.ratings_pool = pool(config.ratings)
+        def backend(peer):
+            return pool(peer.host, peer.port, keepalive=config.upstream_keepalive,
+                        max_requests=config.upstream_max_requests,
+                        nodelay=config.http_nodelay, timeout=timeout)
+        self.details_pool = backend(config.details)
+        self.reviews_pool = backend(config.reviews)
+        self.ratings_pool = backend(config.ratings)
 
-    def details(self, product_id, headers: Iterable[Tuple[str, bytes]]) -> Result:
-        return self.start_details(product_id, headers)()
+    def details(self, product_id, headers: Headers) -> Result:
+        return _call(self.details_pool, f"/details/{_quote(product_id)}", headers, 1, DETAILS_ERROR)
 
-    def reviews(self, product_id, headers: Iterable[Tuple[str, bytes]]) -> Result:
-        return self.start_reviews(product_id, headers)()
+    def reviews(self, product_id, headers: Headers) -> Result:
+        return _call(self.reviews_pool, f"/reviews/{_quote(product_id)}", headers, 2, REVIEWS_ERROR)
 
-    def ratings(self, product_id, headers: Iterable[Tuple[str, bytes]]) -> Result:
-        return _start(self.ratings_pool, f"/ratings/{_quote(product_id)}", headers, 1, RATINGS_ERROR)()
+    def ratings(self, product_id, headers: Headers) -> Result:
+        return _call(self.ratings_pool, f"/ratings/{_quote(product_id)}", headers, 1, RATINGS_ERROR)
 
-    # start_*: send the call's first attempt now, return a function that
-    # finishes the call (reads the reply, makes the other attempts). Calls
-    # started one after the other before either is finished run side by
-    # side: the product page sends details and reviews, then reads both.
-
-    def start_details(self, product_id, headers) -> Callable[[], Result]:
-        return _start(self.details_pool, f"/details/{_quote(product_id)}", headers, 1, DETAILS_ERROR)
-
-    def start_reviews(self, product_id, headers) -> Callable[[], Result]:
-        return _start(self.reviews_pool, f"/reviews/{_quote(product_id)}", headers, 2, REVIEWS_ERROR)
+    def details_and_reviews(self, product_id, headers: Headers) -> Tuple[Result, Result]:
+        """Both calls at once: details in a greenlet of its own, reviews in
+        the caller's (gunicorn's gevent worker patched the sockets, so each
+        waits for its reply without holding up the other)."""
+        details = gevent.spawn(self.details, product_id, headers)
+        reviews = self.reviews(product_id, headers)
+        return details.get(), reviews
 
 
 def _quote(product_id) -> str:
     return quote(str(product_id), safe="")
 
 
-def _start(pool: Upstream, path: str, headers, attempts: int, error: str) -> Callable[[], Result]:
-    first = pool.start(path, headers)
-
-    def finish() -> Result:
-        status = 500
-        for attempt in range(attempts):
+def _call(upstream, path: str, headers: Headers, attempts: int, error: str) -> Result:
+    status = 500
+    for _ in range(attempts):
+        try:
+            reply = get(upstream, path, headers)
+        except UpstreamError as err:
+            log.debug("GET %s: %s", path, err)
+            status = 500
+            continue
+        status = reply.status
+        if status == 200:
             try:
-                reply = first() if attempt == 0 else pool.get(path, headers)
-            except UpstreamError as err:
-                log.debug("GET %s: %s", path, err)
+                return Result(200, json.loads(reply.body), reply.body)
+            except ValueError:
+                log.debug("GET %s:%s%s: body is not JSON", upstream.host, upstream.port, path)
                 status = 500
-                continue
-            status = reply.status
-            if status == 200:
-                try:
-                    return Result(200, json.loads(reply.body), reply.body)
-                except ValueError:
-                    log.debug("GET %s:%s%s: body is not JSON", pool.host, pool.port, path)
-                    status = 500
-        return Result(status, {"error": error})
-
-    return finish
+    return Result(status, {"error": error})

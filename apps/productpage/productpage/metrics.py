@@ -41,7 +41,7 @@ class Metrics:
             ("method", "route", "status"), registry=self._registry)
         self._duration = Histogram(
             "http_request_duration_seconds",
-            "Time from receiving the request to having the response ready.",
+            "Time to serve an HTTP request, by method, route pattern and status.",
             ("method", "route", "status"), buckets=BUCKETS, registry=self._registry)
         self._children = {}
 

@@ -1,27 +1,24 @@
-"""A connection pool for one backend, honouring the UPSTREAM_* knobs.
+"""Outbound HTTP: one urllib3 connection pool per backend, honouring the
+UPSTREAM_* knobs and HTTP_NODELAY.
 
-urllib3 and requests cannot retire a connection after N requests, and cost
-more CPU per call than this page can afford, so the pool is our own: a LIFO
-of idle connections (see http1.py), each retired after `max_requests` uses.
+urllib3 keeps idle connections in a LIFO queue and, before reusing one,
+checks that it is not readable (`is_connection_dropped`): a peer that closed
+the connection while it sat idle (its keep-alive timeout) has left an EOF
+there, and urllib3 then opens a new connection instead. That check is relied
+on, not bypassed.
 """
 
-from collections import deque
+import socket
 from dataclasses import dataclass
-from functools import partial
-from typing import Callable, Iterable, Tuple
+from typing import Mapping
 
-from .http1 import Connection, PeerClosed, ProtocolError
+import urllib3
+from urllib3.connection import HTTPConnection
 
-# Idle connections kept per backend; more concurrent calls than this still
-# work, the surplus connections are closed when returned.
-MAX_IDLE = 64
-
-# How a kept-alive connection shows that the peer closed it while it sat
-# idle: the request never reached the application, so it is sent again on a
-# new connection, which is not a second attempt.
-_STALE = (PeerClosed, ConnectionResetError, BrokenPipeError)
-# What a call without an HTTP response raises, turned into UpstreamError.
-_FAILURES = (OSError, ProtocolError, ValueError)
+# Idle connections kept per backend: gunicorn's worker_connections, so a
+# worker that serves that many pages at once never discards a connection
+# (urllib3 warns when it does).
+MAX_IDLE = 1000
 
 
 class UpstreamError(Exception):
@@ -34,94 +31,62 @@ class Reply:
     body: bytes
 
 
-class Upstream:
-    """GET requests to one host:port."""
+class RetiringConnection(HTTPConnection):
+    """urllib3's connection, closed after `retire_after` responses.
 
-    def __init__(self, host: str, port: int, *, keepalive: bool, max_requests: int,
-                 nodelay: bool, timeout: float):
-        self.host = host
-        self.port = port
-        self.keepalive = keepalive
-        self.max_requests = max_requests
-        self.nodelay = nodelay
-        self.timeout = timeout
-        self._idle = deque()
+    Closed here, after the response was read in full (the pool preloads
+    every body), the connection is what urllib3 finds dropped when it next
+    takes it from the pool: it connects again, and the count starts over.
+    """
 
-    def get(self, path: str, headers: Iterable[Tuple[str, bytes]] = ()) -> Reply:
-        """One attempt: a Reply for any HTTP response, UpstreamError for none."""
-        return self.start(path, headers)()
+    def __init__(self, *args, retire_after: int = 100, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.retire_after = retire_after
+        self.responses = 0
 
-    def start(self, path: str, headers: Iterable[Tuple[str, bytes]] = ()) -> Callable[[], Reply]:
-        """Send the request now and return a function that reads its reply
-        (what get() returns or raises). Requests started before any of them
-        is read are served side by side, without a thread or greenlet each.
-        """
-        conn = self._checkout()
-        reused = conn.uses > 0
-        try:
-            conn.send(path, headers, close=not self.keepalive)
-        except BaseException as err:
-            conn.close()
-            if isinstance(err, _STALE) and reused:
-                return partial(self._on_new, path, headers)
-            if isinstance(err, _FAILURES):
-                return partial(_fail, self._error(path, err), err)
-            raise
-        return partial(self._finish, conn, reused, path, headers)
+    def connect(self):
+        super().connect()
+        self.responses = 0
 
-    def _finish(self, conn: Connection, reused: bool, path: str, headers) -> Reply:
-        try:
-            return self._receive(conn)
-        except _STALE as err:
-            if not reused:
-                raise self._error(path, err) from err
-        except _FAILURES as err:
-            raise self._error(path, err) from err
-        return self._on_new(path, headers)
-
-    def _on_new(self, path: str, headers) -> Reply:
-        """The request again on a new connection: the kept-alive one it was
-        sent on had been closed by the peer while idle."""
-        conn = self._new()
-        try:
-            try:
-                conn.send(path, headers, close=not self.keepalive)
-            except BaseException:
-                conn.close()
-                raise
-            return self._receive(conn)  # closes conn itself on failure
-        except _FAILURES as err:
-            raise self._error(path, err) from err
-
-    def _error(self, path: str, err: BaseException) -> UpstreamError:
-        return UpstreamError(f"{self.host}:{self.port}{path}: {err!r}")
-
-    def close(self):
-        while self._idle:
-            self._idle.pop().close()
-
-    def _new(self) -> Connection:
-        return Connection(self.host, self.port, self.nodelay, self.timeout)
-
-    def _checkout(self) -> Connection:
-        try:
-            return self._idle.pop()
-        except IndexError:
-            return self._new()
-
-    def _receive(self, conn: Connection) -> Reply:
-        try:
-            status, body, reusable = conn.receive(close=not self.keepalive)
-        except BaseException:
-            conn.close()
-            raise
-        if (reusable and self.keepalive and conn.uses < self.max_requests
-                and len(self._idle) < MAX_IDLE):
-            self._idle.append(conn)
-        else:
-            conn.close()
-        return Reply(status, body)
+    def getresponse(self, *args, **kwargs):
+        response = super().getresponse(*args, **kwargs)
+        self.responses += 1
+        if self.responses >= self.retire_after:
+            self.close()
+        return response
 
 
-def _fail(error: UpstreamError, cause: BaseException):
-    raise error from cause
+class BackendPool(urllib3.HTTPConnectionPool):
+    """urllib3's pool for one backend, its connections RetiringConnection."""
+
+    ConnectionCls = RetiringConnection
+
+
+def pool(host: str, port: int, *, keepalive: bool, max_requests: int, nodelay: bool,
+         timeout: float) -> BackendPool:
+    """The pool for one backend; calls go through it with get()."""
+    return BackendPool(
+        host, port,
+        maxsize=MAX_IDLE,
+        block=False,
+        # connect, and each read, bounded by what is left of the call's time
+        timeout=urllib3.Timeout(total=timeout),
+        retries=False,
+        # keep-alive off: the peer is told to close, and we close after the
+        # response too (whether or not the peer said so)
+        headers=None if keepalive else {"Connection": "close"},
+        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if nodelay else 0)],
+        retire_after=max_requests if keepalive else 1,
+    )
+
+
+def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, bytes]) -> Reply:
+    """One GET, one attempt: a Reply for any HTTP response, UpstreamError for none."""
+    if upstream.headers:
+        headers = {**upstream.headers, **headers}
+    try:
+        response = upstream.urlopen("GET", path, headers=headers, retries=False,
+                                    redirect=False, preload_content=True)
+    except (urllib3.exceptions.HTTPError, OSError) as err:
+        raise UpstreamError(f"{upstream.host}:{upstream.port}{path}: {err!r}") from err
+    return Reply(response.status, response.data)

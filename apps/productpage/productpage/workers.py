@@ -1,405 +1,212 @@
-"""The gunicorn worker productpage runs: gevent (README, "Choosing the worker
-model"), with what the stock GeventWorker lacks.
+"""gunicorn's gevent worker, with what a prompt, lossless drain needs, through
+its public methods (README, "How each knob is implemented"):
 
-- HTTP_NODELAY on accepted sockets. gunicorn sets TCP_NODELAY on its
-  listening socket and Linux copies it to every accepted socket, so `false`
-  would silently stay on; gunicorn writes the response head and body with
-  separate send() calls, exactly the case Nagle delays. The option is set
-  explicitly, both ways, on every accepted socket.
-- Drain on SIGTERM and SIGINT: stop accepting, let in-flight requests finish
-  (their responses carry "Connection: close"), close kept-alive connections
-  that wait for a next request at once instead of after their idle timeout,
-  and exit when nothing is left or SHUTDOWN_TIMEOUT_SECONDS passed. The
-  stock worker waits out idle keep-alive connections, polls once a second,
-  and treats SIGINT as "quit now".
-- Connections spread evenly over the workers (see balance.py).
-- With HTTP_NODELAY=true, the response head goes out with the first body
-  bytes in one send() (OneWriteResponse) instead of two: one system call
-  and one TCP segment less per response. With false the two writes stay,
-  since they are what Nagle's algorithm stalls on (the legacy profile).
-- The common request (GET/HEAD, no body, ordinary header fields) is read,
-  answered and written by fastpath.py; the first request of any other shape
-  hands the connection to gunicorn's own loop, with the bytes already read
-  put back in front (_Replay).
+- HTTP_NODELAY on accepted sockets (`handle`). gunicorn sets TCP_NODELAY on
+  its listening socket and Linux copies it to every accepted socket, so
+  `false` needs an explicit 0.
+- Drain on SIGTERM and SIGINT (`init_signals`, `handle_exit`, `run`,
+  `handle`, `handle_request`, gunicorn's `Request.force_close`). The stock
+  GeventWorker notices the signal up to 1 s late, closes its listening
+  socket without taking the connections already queued on it (the kernel
+  resets them), ends idle keep-alive connections only when their idle
+  timeout (60 s) or the shutdown timeout runs out, and treats SIGINT as
+  "quit now". Here the worker stops at once, accepts what is queued before
+  closing its socket, ends a connection that waits for its next request at
+  once, gives one that has not sent its first request yet
+  FIRST_REQUEST_GRACE_SECONDS to send it, and lets requests being served
+  finish (their responses say `Connection: close`). `run` is the stock one
+  otherwise: the same gevent StreamServer and Pool per listening socket.
 """
 
-import _socket
-import gc
-import os
 import signal
 import socket
 import time
 from functools import partial
-from typing import Optional
 
 import gevent
-from gevent import socket as gsocket
+from gevent import monkey
 from gevent.event import Event
 from gevent.pool import Pool
 from gevent.server import StreamServer
-from gunicorn import util
-from gunicorn.http import wsgi
 from gunicorn.workers.ggevent import GeventWorker
 
-from .balance import Balance
-from .fastpath import MAX_HEAD, Responder, parse_head
-
-# How often a stopping worker looks at what is still running.
-_DRAIN_POLL_SECONDS = 0.05
-# How often a worker that stopped accepting (it holds more connections than
-# another) checks whether it may accept again; someone else accepts meanwhile.
-_BALANCE_POLL_SECONDS = 0.01
-_HEARTBEAT_SECONDS = 1.0
 # How long a stopping worker waits for the first request on a connection
 # that has not sent one yet. A client writes its request right after
-# connecting; shutting such a connection down first would make the request
-# arrive on a closed socket and reset it, and a client does not retry a
-# request that failed on a connection it had never used.
-_FIRST_REQUEST_GRACE_SECONDS = 1.0
-
-
-def _shutdown(sock):
-    """End a connection whose greenlet waits for the next request.
-
-    shutdown() makes that greenlet read a clean end of stream and close the
-    socket itself. gevent's own socket.shutdown() would instead cancel the
-    wait with EBADF, which gunicorn logs as an error with a traceback, so
-    the kernel call is made on a plain socket object sharing the descriptor.
-    """
-    raw = _socket.socket(fileno=sock.fileno())
-    try:
-        raw.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    finally:
-        raw.detach()
-
-
-# What a fast-path request that makes the application raise gets (Flask
-# answers its own errors, so this is a bug in the server code).
-_INTERNAL_ERROR = (b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n"
-                   b"Content-Type: application/json\r\nContent-Length: 33\r\n\r\n"
-                   b'{"error":"internal server error"}')
-_RECV = 65536
-
-
-class _Replay:
-    """The client socket, with bytes the fast path already read put back in
-    front of what recv() returns next (gunicorn reads through recv)."""
-
-    def __init__(self, sock, data: bytes):
-        self._sock = sock
-        self._data = data
-
-    def recv(self, size, *args):
-        if self._data:
-            data, self._data = self._data[:size], self._data[size:]
-            return data
-        return self._sock.recv(size, *args)
-
-    def __getattr__(self, name):
-        return getattr(self._sock, name)
-
-
-def _has_pending_bytes(sock) -> bool:
-    """Whether the peer sent bytes that nobody has read yet (a peek: they stay)."""
-    raw = _socket.socket(fileno=sock.fileno())
-    try:
-        return bool(raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
-    except OSError:  # BlockingIOError: nothing waiting; anything else: gone
-        return False
-    finally:
-        raw.detach()
+# connecting; a client does not retry a request that failed on a connection
+# it had never used, so ending such a connection at once would fail it.
+FIRST_REQUEST_GRACE_SECONDS = 1.0
+# How often a stopping worker looks for connections to end.
+DRAIN_POLL_SECONDS = 0.05
+# At most this long to close a listening socket (see close_listener).
+CLOSE_LISTENER_SECONDS = 1.0
+# How often a running worker tells the master it is alive (stock: 1 s).
+HEARTBEAT_SECONDS = 1.0
 
 
 def set_nodelay(sock, on: bool):
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if on else 0)
 
 
-class OneWriteResponse(wsgi.Response):
-    """A gunicorn response whose head is sent together with the first body
-    bytes written through write(), in one send().
+class _Connection:
+    __slots__ = ("sock", "accepted", "requests", "request")
 
-    Only write() defers the head: sendfile() and close() (a response without
-    body bytes) call send_headers() outside it and send the head at once, as
-    gunicorn does. Whatever write() returns or raises, a head still pending
-    is sent before it returns, so nothing is ever left unsent.
-    """
-
-    _defer_head = False
-    _head = None
-
-    def send_headers(self):
-        if not self._defer_head or self.headers_sent:
-            return super().send_headers()
-        tosend = self.default_headers()
-        tosend.extend(["%s: %s\r\n" % (k, v) for k, v in self.headers])
-        self._head = util.to_bytestring("%s\r\n" % "".join(tosend), "latin-1")
-        self.headers_sent = True
-
-    def write(self, arg):
-        self._defer_head = not self.headers_sent
-        try:
-            super().write(arg)
-        finally:
-            self._defer_head = False
-            head, self._head = self._head, None
-            if head is not None:
-                util.write(self.sock, head)
-
-    def _emit_body(self, data):
-        head, self._head = self._head, None
-        if head is not None and not self.chunked:
-            util.write(self.sock, head + data)
-            return
-        if head is not None:
-            util.write(self.sock, head)
-        super()._emit_body(data)
-
-
-CUT_OFF_MARKER = "shutdown-cut-off"
-
-
-def mark_cut_off():
-    """Tell the master that requests were abandoned, so that it exits 1
-    (docs/configuration.md): a file in the per-start directory both share."""
-    shared = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if shared:
-        open(os.path.join(shared, CUT_OFF_MARKER), "w").close()
+    def __init__(self, sock):
+        self.sock = sock
+        self.accepted = time.monotonic()
+        self.requests = 0
+        self.request = None  # the one being served
 
 
 class ProductpageWorker(GeventWorker):
+    # Set per start by worker_class() before gunicorn forks the workers.
     nodelay = True
-    balance: Optional[Balance] = None
-    # Set by the master before fork (server.py, pre_fork hook).
-    slot: Optional[int] = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Client sockets between requests (waiting for the next one), those
-        # accepted but without a first request yet (with when), and the
-        # requests being served.
-        self._idle = set()
-        self._fresh = {}
-        self._in_flight = set()
-        # Wakes the run loop: to stop, or to poll faster after pausing accept.
-        self._wake = None
-        self._servers = []
-        self._accepting = True
-        self._responder = None
-        self._listener_names = {}
-
-    def init_process(self):
-        if self.nodelay:
-            # gunicorn's base_async builds each response through wsgi.create,
-            # which looks the class up in its module: this worker process only.
-            wsgi.Response = OneWriteResponse
-        super().init_process()
-
-    def load_wsgi(self):
-        super().load_wsgi()
-        self._responder = Responder(self.wsgi, self.cfg, one_write=self.nodelay)
-        # Everything loaded so far (Flask, Jinja, gevent, the app: ~40k
-        # objects) lives as long as the worker. Left in the collector's
-        # generations, every full collection walks it again, 11-13 ms on
-        # the bench machine, during which all of the worker's requests wait;
-        # frozen, a full collection walks only what requests left behind.
-        gc.freeze()
+        # The greenlet serving each open connection, and what it is doing.
+        self.connections = {}
+        self.stopping = None
+        self.signal_watchers = []
 
     def init_signals(self):
         super().init_signals()
-        # Watched by gevent's loop: a plain Python handler would only run once
-        # the hub next returns to Python, up to a heartbeat (1 s) later.
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            gevent.signal_handler(sig, self.handle_exit, sig, None)
+        # Watched by gevent's loop, so the worker reacts at once; SIGINT
+        # drains like SIGTERM (the base worker would quit at once).
+        self.signal_watchers = [gevent.signal_handler(sig, self.handle_exit, sig, None)
+                                for sig in (signal.SIGTERM, signal.SIGINT)]
 
     def handle_exit(self, sig, frame):
-        self.alive = False
-        # Their responses are not written yet: tell those clients to go.
-        for req in self._in_flight:
-            req.must_close = True
-        if self._wake is not None:
-            self._wake.set()
-
-    def handle(self, listener, client, addr):
-        set_nodelay(client, self.nodelay)
-        self._count_connection(+1)
-        self._fresh[client] = time.monotonic()
-        replay = None
-        try:
-            try:
-                pending = self._serve_common(listener, client, addr)
-            except OSError:
-                # Reset, broken pipe: the client is gone, as gunicorn ignores.
-                pending = None
-            if pending is None:
-                client.close()
-                return
-            client.settimeout(None)
-            # Not idle: the request gunicorn reads next is already in hand.
-            replay = _Replay(client, pending)
-            self._fresh.pop(client, None)
-            self._idle.discard(client)
-            super().handle(listener, replay, addr)
-        finally:
-            self._fresh.pop(client, None)
-            self._idle.discard(client)
-            if replay is not None:
-                self._idle.discard(replay)
-            self._count_connection(-1)
-
-    def _serve_common(self, listener, client, addr) -> Optional[bytes]:
-        """Serve requests of the common shape (fastpath.py) on this
-        connection. Returns None when the connection is done, or the bytes
-        read but not served when gunicorn should take over."""
-        server = self._listener_names.get(listener)
-        if server is None:
-            server = self._listener_names[listener] = listener.getsockname()
-        responder = self._responder
-        # gunicorn's idle timeout: for every request head, none without keep-alive.
-        client.settimeout(self.cfg.keepalive or None)
-        buf = b""
-        while True:
-            end = buf.find(b"\r\n\r\n")
-            while end < 0:
-                if len(buf) > MAX_HEAD:
-                    return buf
-                try:
-                    data = client.recv(_RECV)
-                except socket.timeout:
-                    return None
-                if not data:
-                    return None
-                buf += data
-                end = buf.find(b"\r\n\r\n")
-            req = parse_head(buf[:end])
-            env = None if req is None else responder.environ(req, client, addr, server)
-            if env is None:
-                return buf
-            buf = buf[end + 4:]
-            self._fresh.pop(client, None)
-            self._idle.discard(client)
-            self._in_flight.add(req)
-            try:
-                try:
-                    parts, close = responder(req, env, closing=not self.alive)
-                except Exception:
-                    self.log.exception("Error handling request %s %s", req.method, req.target)
-                    client.sendall(_INTERNAL_ERROR)
-                    return None
-                for part in parts:
-                    client.sendall(part)
-            finally:
-                self._in_flight.discard(req)
-                self._idle.add(client)
-            if close:
-                return None
-
-    def handle_request(self, listener_name, req, sock, addr):
-        self._idle.discard(sock)
-        self._in_flight.add(req)
-        try:
-            return super().handle_request(listener_name, req, sock, addr)
-        finally:
-            self._in_flight.discard(req)
-            self._idle.add(sock)
+        super().handle_exit(sig, frame)
+        if self.stopping is not None:
+            self.stopping.set()
 
     def run(self):
-        self._wake = Event()
+        self.stopping = Event()
+        servers = []
         for listener in self.sockets:
             listener.setblocking(1)
             server = StreamServer(listener, handle=partial(self.handle, listener),
                                   spawn=Pool(self.worker_connections))
-            # One connection per wake-up, so that a worker that should stop
-            # accepting can do so before it takes a second one.
-            server.max_accept = 1
+            if self.cfg.workers > 1:
+                # The workers share the listening socket: one connection
+                # per wake-up, so that an idle worker does not take them all.
+                server.max_accept = 1
             server.start()
-            self._servers.append(server)
+            servers.append(server)
 
         while self.alive:
             self.notify()
-            if self._balanced():
-                self.balance.beat(self.slot)
-                self._rebalance()
-            self._wake.wait(_HEARTBEAT_SECONDS if self._accepting else _BALANCE_POLL_SECONDS)
-            self._wake.clear()
-        self._drain()
+            self.stopping.wait(HEARTBEAT_SECONDS)
 
-    def _drain(self):
-        for listener, server in zip(self.sockets, self._servers):
-            server.stop_accepting()
-            self._take_backlog(listener, server)
-            server.close()
+        for listener, server in zip(self.sockets, servers):
+            self.close_listener(listener, server)
+        self.force_close_requests()
         deadline = time.monotonic() + self.cfg.graceful_timeout
         while time.monotonic() < deadline:
-            self._close_idle()
-            if all(server.pool.free_count() == server.pool.size for server in self._servers):
+            if all(server.pool.free_count() == server.pool.size for server in servers):
                 return
+            self.end_waiting_connections()
             self.notify()
-            gevent.sleep(_DRAIN_POLL_SECONDS)
-        self.log.warning("Shutdown timeout: abandoning %d connection(s)",
-                         sum(s.pool.size - s.pool.free_count() for s in self._servers))
-        mark_cut_off()
-        for server in self._servers:
+            gevent.sleep(DRAIN_POLL_SECONDS)
+        self.log.warning("Worker graceful timeout (pid:%s)", self.pid)
+        for server in servers:
             server.stop(timeout=1)
 
-    def _take_backlog(self, listener, server):
-        """Serve the connections already queued on the listening socket.
+    def close_listener(self, listener, server):
+        """Stop accepting and close the listening socket, dropping no
+        connection on the way. The kernel resets the connections still
+        queued on a socket when it closes, so they are accepted first; and
+        gunicorn's handler asks the listening socket for its name when it
+        starts, so every accepted connection's greenlet must have started
+        before the socket closes (else: EBADF, and the request is reset)."""
+        server.stop_accepting()
+        listener.settimeout(0.0)
+        deadline = time.monotonic() + CLOSE_LISTENER_SECONDS
+        while time.monotonic() < deadline:
+            took = self.take_backlog(listener, server)
+            starting = any(glet not in self.connections for glet in server.pool)
+            if not took and not starting:
+                break
+            gevent.sleep(0)  # the new greenlets start
+        else:
+            self.log.warning("Closing the listening socket with connections still starting")
+        server.close()  # nothing yielded since the last accept found the queue empty
 
-        The workers share one listening socket, and the kernel resets every
-        connection still in its accept queue when the last worker closes it:
-        clients that connected just before the drain would see a reset
-        instead of an answer (or a refusal they could retry elsewhere).
-        Accepted now, they get their response with Connection: close.
-        """
-        sock = server.socket  # the raw socket gevent's server reads from
-        sock.setblocking(False)
+    def take_backlog(self, listener, server) -> int:
+        """Accept the connections queued on the listening socket (served
+        with "Connection: close"); how many there were."""
+        taken = 0
         while True:
             try:
-                fd, addr = sock._accept()
+                client, addr = listener.accept()
             except OSError:  # BlockingIOError: the queue is empty
-                return
-            client = gsocket.socket(sock.family, sock.type, sock.proto, fileno=fd)
+                return taken
             server.pool.spawn(self.handle, listener, client, addr)
+            taken += 1
 
-    def _close_idle(self):
-        # A request already waiting in the socket (a kept-alive client that
-        # sent just now, or a connection taken from the backlog whose
-        # greenlet has not run yet) is served, with "Connection: close", by
-        # its greenlet; shutting the socket down with the request unread
-        # would reset the connection instead. A connection without a first
-        # request gets a moment to send it (_FIRST_REQUEST_GRACE_SECONDS).
-        quiet_since = time.monotonic() - _FIRST_REQUEST_GRACE_SECONDS
-        waiting = [sock for sock, accepted in self._fresh.items() if accepted < quiet_since]
-        for sock in list(self._idle) + waiting:
-            if not _has_pending_bytes(sock):
-                _shutdown(sock)
+    def handle(self, listener, client, addr):
+        set_nodelay(client, self.nodelay)
+        me = gevent.getcurrent()
+        self.connections[me] = _Connection(client)
+        try:
+            super().handle(listener, client, addr)
+        finally:
+            self.connections.pop(me, None)
 
-    def _balanced(self) -> bool:
-        return self.balance is not None and self.slot is not None
+    def handle_request(self, listener_name, req, sock, addr):
+        conn = self.connections.get(gevent.getcurrent())
+        if conn is None:
+            return super().handle_request(listener_name, req, sock, addr)
+        conn.request = req
+        conn.requests += 1
+        try:
+            return super().handle_request(listener_name, req, sock, addr)
+        finally:
+            conn.request = None
 
-    def _count_connection(self, delta: int):
-        if self._balanced():
-            self.balance.add(self.slot, delta)
-            self._rebalance()
+    def force_close_requests(self):
+        # Requests being served get "Connection: close"; gunicorn gives it
+        # to those that start from now on.
+        for conn in list(self.connections.values()):
+            if conn.request is not None:
+                conn.request.force_close()
 
-    def _rebalance(self):
-        if not self.alive:
+    def end_waiting_connections(self):
+        """End every connection that waits for a request (one without a
+        first request yet after its grace time)."""
+        hub = gevent.get_hub()
+        quiet_since = time.monotonic() - FIRST_REQUEST_GRACE_SECONDS
+        for glet, conn in list(self.connections.items()):
+            if conn.requests or conn.accepted < quiet_since:
+                hub.loop.run_callback(self.end_if_waiting, glet)
+
+    def end_if_waiting(self, glet):
+        # Runs in gevent's hub, while every other greenlet is paused: the
+        # check and the throw cannot be split by the connection's greenlet.
+        conn = self.connections.get(glet)
+        if conn is None or conn.request is not None or _readable(conn.sock):
+            # Serving, or a request (or the client's close) is already
+            # waiting to be read: its greenlet reads it and, the worker
+            # stopping, answers it with "Connection: close".
             return
-        accept = self.balance.may_accept(self.slot)
-        if accept == self._accepting:
-            return
-        self._accepting = accept
-        for server in self._servers:
-            if accept:
-                server.start_accepting()
-            else:
-                server.stop_accepting()
-        if not accept:
-            self._wake.set()
+        # StopIteration is how gunicorn's connection loop ends a kept-alive
+        # connection (it catches it around reading the next request and
+        # closes the socket): a clean close, no error logged or written.
+        glet.throw(StopIteration("worker stopping"))
 
 
-def worker_class(nodelay: bool, balance: Optional[Balance]):
+# select() itself, not gevent's cooperative version: a zero-timeout poll
+# that never yields to other greenlets.
+_select = monkey.get_original("select", "select")
+
+
+def _readable(sock) -> bool:
+    try:
+        return bool(_select([sock], [], [], 0)[0])
+    except (OSError, ValueError):  # closed meanwhile
+        return False
+
+
+def worker_class(nodelay: bool):
     """The worker class for this start, its settings fixed before fork."""
-    return type("ProductpageWorker", (ProductpageWorker,), {"nodelay": nodelay, "balance": balance})
-
+    return type("ProductpageWorker", (ProductpageWorker,), {"nodelay": nodelay})

@@ -65,31 +65,30 @@ class Service:
             time.sleep(0.05)
         raise RuntimeError(f"productpage did not start: {self.stderr()}")
 
-    def _served_by_every_worker(self) -> bool:
+    def _served_by_every_worker(self, tries: int = 50) -> bool:
         """Every worker has booted and answers (a worker is forked long before
-        its app is loaded). Connections are held open together so that the
-        connection balancing hands one to each worker."""
+        its app is loaded). The workers share one listening socket and the
+        kernel picks who accepts, so fresh connections are tried until each
+        worker has served one."""
         workers = self.workers()
-        socks = [socket.create_connection(("127.0.0.1", self.port), timeout=5) for _ in workers]
-        try:
-            served = set()
-            for sock in socks:
+        served = set()
+        for _ in range(tries):
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
                 # Asked before the request: without keep-alive the server
                 # closes its end right after answering.
-                pid = None
+                pid = workers[0] if len(workers) == 1 else None
                 for _ in range(100):
-                    pid = serving_pid(sock, workers)
-                    if pid or len(workers) == 1:
+                    if pid:
                         break
-                    time.sleep(0.01)
+                    pid = serving_pid(sock, workers)
+                    time.sleep(0.001)
                 sock.sendall(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n")
                 if not sock.recv(65536).startswith(b"HTTP/1.1 200 "):
                     return False
-                served.add(pid if len(workers) > 1 else workers[0])
-            return served == set(workers)
-        finally:
-            for sock in socks:
-                sock.close()
+                served.add(pid)
+            if served >= set(workers):
+                return True
+        return False
 
     def connection(self, timeout: float = 10.0) -> http.client.HTTPConnection:
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)

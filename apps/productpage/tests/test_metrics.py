@@ -42,6 +42,10 @@ def test_metrics_count_by_method_route_status(client):
     text = response.get_data(as_text=True)
     assert "# TYPE http_requests_total counter" in text
     assert "# TYPE http_request_duration_seconds histogram" in text
+    assert ("# HELP http_requests_total HTTP requests served, by method, route pattern "
+            "and status.\n") in text
+    assert ("# HELP http_request_duration_seconds Time to serve an HTTP request, by method, "
+            "route pattern and status.\n") in text
     total = "http_requests_total"
     assert sample(text, total, method="GET", route="/productpage", status="200") == 2
     assert sample(text, total, method="GET", route="/api/v1/products/:id", status="200") == 1

@@ -54,25 +54,6 @@ def test_every_response_is_framed_and_kept_alive(service, backends, path):
     conn.close()
 
 
-def test_connections_are_spread_evenly_over_workers(service):
-    """A load generator opens its connections at once; without balancing one
-    worker took 8 or 9 of 10."""
-    workers = service.workers()
-    socks = [socket.create_connection(("127.0.0.1", service.port)) for _ in range(10)]
-    try:
-        def all_accepted():
-            return all(serving_pid(s, workers) for s in socks)
-        deadline = time.monotonic() + 5
-        while not all_accepted():
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        counts = [sum(serving_pid(s, workers) == pid for s in socks) for pid in workers]
-        assert max(counts) - min(counts) <= 2, counts
-    finally:
-        for s in socks:
-            s.close()
-
-
 def test_keepalive_serves_two_requests_on_one_socket(service):
     conn = service.connection()
     conn.request("GET", "/health")
