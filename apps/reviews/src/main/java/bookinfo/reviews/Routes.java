@@ -1,35 +1,56 @@
 package bookinfo.reviews;
 
 import jakarta.servlet.http.HttpServletRequest;
+import java.util.List;
 import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
 
-/** The route patterns this service serves, shared by the controllers and the metrics labels. */
+/** The route patterns this service serves, and their metrics labels ("/reviews/:id"). */
 final class Routes {
 
     static final String HEALTH = "/health";
     static final String METRICS = "/metrics";
     static final String REVIEWS = "/reviews/{id}";
 
-    /** The metrics label for 404s, so random paths cannot blow up label cardinality. */
+    /** The label for 404s, so random paths cannot blow up label cardinality. */
     static final String UNMATCHED = "unmatched";
+
+    private static final List<PathPattern> SERVED = List.of(
+            PathPatternParser.defaultInstance.parse(HEALTH),
+            PathPatternParser.defaultInstance.parse(METRICS),
+            PathPatternParser.defaultInstance.parse(REVIEWS));
 
     private Routes() {
     }
 
-    /** Route label in the style of docs/configuration.md: "/reviews/:id", or "unmatched". */
+    /**
+     * The route label: Spring MVC's best-matching pattern with {name} written :name. A request that
+     * Spring rejected before choosing a handler (405 for a method no mapping serves) carries no
+     * pattern; its label is the served pattern its path matches. 404s are "unmatched".
+     */
     static String label(HttpServletRequest request, int status) {
         if (status == 404) {
             return UNMATCHED;
         }
-        Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-        if (pattern == null) {
-            return UNMATCHED;
+        Object best = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
+        String pattern = best == null ? null : best.toString();
+        if (pattern == null || SERVED.stream().noneMatch(p -> p.getPatternString().equals(best.toString()))) {
+            pattern = servedPatternFor(request);
         }
-        return switch (pattern.toString()) {
-            case HEALTH -> HEALTH;
-            case METRICS -> METRICS;
-            case REVIEWS -> "/reviews/:id";
-            default -> UNMATCHED;
-        };
+        return pattern == null ? UNMATCHED : pattern.replaceAll("\\{([^}/]+)}", ":$1");
+    }
+
+    private static String servedPatternFor(HttpServletRequest request) {
+        var path = ServletRequestPathUtils.hasParsedRequestPath(request)
+                ? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
+                : ServletRequestPathUtils.parseAndCache(request).pathWithinApplication();
+        for (PathPattern pattern : SERVED) {
+            if (pattern.matches(path)) {
+                return pattern.getPatternString();
+            }
+        }
+        return null;
     }
 }
