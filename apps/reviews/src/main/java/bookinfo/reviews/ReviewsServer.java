@@ -59,7 +59,7 @@ public final class ReviewsServer {
      * stop Tomcat). The JVM would then exit 143/130; a Spring Boot shutdown handler, run after the
      * context is closed, ends the process with 0, or 1 when requests were still in flight. A second
      * hook bounds the whole drain: it exits 1 if the close is still going just after the timeout
-     * (stopping Tomcat waits up to 5 s for workers still stuck in a call to ratings).
+     * (stopping Tomcat waits for its workers, which may be stuck in a call to ratings for seconds).
      */
     static void startWithExitStatus(ReviewsConfig config) {
         ConfigurableApplicationContext context = start(config, Hooks.system());
