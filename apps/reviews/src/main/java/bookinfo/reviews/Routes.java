@@ -2,6 +2,8 @@ package bookinfo.reviews;
 
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.pattern.PathPattern;
@@ -22,6 +24,10 @@ final class Routes {
             PathPatternParser.defaultInstance.parse(METRICS),
             PathPatternParser.defaultInstance.parse(REVIEWS));
 
+    /** Label by served pattern: {name} written :name. */
+    private static final Map<String, String> LABELS = SERVED.stream().map(PathPattern::getPatternString)
+            .collect(Collectors.toUnmodifiableMap(p -> p, p -> p.replaceAll("\\{([^}/]+)}", ":$1")));
+
     private Routes() {
     }
 
@@ -35,11 +41,12 @@ final class Routes {
             return UNMATCHED;
         }
         Object best = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-        String pattern = best == null ? null : best.toString();
-        if (pattern == null || SERVED.stream().noneMatch(p -> p.getPatternString().equals(best.toString()))) {
-            pattern = servedPatternFor(request);
+        String label = best == null ? null : LABELS.get(best.toString());
+        if (label == null) {
+            String served = servedPatternFor(request);
+            label = served == null ? UNMATCHED : LABELS.get(served);
         }
-        return pattern == null ? UNMATCHED : pattern.replaceAll("\\{([^}/]+)}", ":$1");
+        return label;
     }
 
     private static String servedPatternFor(HttpServletRequest request) {
