@@ -2,7 +2,7 @@ package bookinfo.reviews;
 
 import java.util.List;
 
-/** Headers copied from the incoming request to the ratings call (CONTRACT.md, "Everywhere"). */
+/** Headers copied from the incoming request to the ratings call (docs/contract.md, "Everywhere"). */
 final class PropagatedHeaders {
 
     /** end-user matters most: Istio's fault-injection rules match "end-user: jason" on ratings. */

@@ -1,103 +1,42 @@
 package bookinfo.reviews;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import java.io.IOException;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * What the ratings service said for one product: stars by reviewer. A reviewer absent from the map
- * gets the "unavailable" rating, as upstream does (it keeps -1 for a reviewer that ratings did not list).
+ * Stars by reviewer for one product. A reviewer ratings did not list gets the "unavailable" rating
+ * (upstream keeps -1 for it and prints the error); a value that is not a number counts as not
+ * listed; a fractional number is truncated like upstream's JsonNumber.intValue().
  */
-record Ratings(Map<String, Integer> starsByReviewer) {
-
-    static final Ratings UNAVAILABLE = new Ratings(Map.of());
-
-    Integer stars(String reviewer) {
-        return starsByReviewer.get(reviewer);
-    }
+record Ratings(Map<String, Integer> starsByReviewer, String color) {
 
     /**
-     * Parses {"id":N,"ratings":{"Reviewer1":5,...}}. Numbers are truncated to int like upstream's
-     * JsonNumber.intValue(); a non-number counts as missing (upstream would answer 500).
-     *
-     * Streams the tokens instead of building a JsonNode tree (which cost twice as much), with the
-     * tree's outcome in every case: the whole top-level value must be valid JSON (anything after it
-     * is ignored, as readTree does); when a key repeats, its last value wins; a body that is not an
-     * object, or whose last "ratings" is not an object, means UNAVAILABLE.
+     * What ratings answers, bound by Jackson: {"id":N,"ratings":{"Reviewer1":5,...}}. Other members
+     * are ignored; a "ratings" that is not an object fails the binding (ratings unavailable).
      */
-    static Ratings parse(JsonFactory json, byte[] body) throws IOException {
-        try (JsonParser p = json.createParser(body)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                // Not an object (or empty): there is no "ratings" member, whatever follows.
-                return UNAVAILABLE;
-            }
-            Map<String, Integer> stars = null;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                boolean isRatings = p.currentName().equals("ratings");
-                JsonToken value = p.nextToken();
-                if (!isRatings) {
-                    skipValue(p);
-                } else if (value == JsonToken.START_OBJECT) {
-                    stars = readStars(p);
-                } else {
-                    stars = null;
-                    skipValue(p);
-                }
-            }
-            return stars == null ? UNAVAILABLE : new Ratings(stars);
-        }
+    record Answer(Map<String, JsonNode> ratings) {
     }
 
-    /** The members of the "ratings" object, the parser on its START_OBJECT; ends on its END_OBJECT. */
-    private static Map<String, Integer> readStars(JsonParser p) throws IOException {
+    static Ratings unavailable(String color) {
+        return new Ratings(Map.of(), color);
+    }
+
+    static Ratings of(Answer answer, String color) {
+        if (answer == null || answer.ratings() == null) {
+            return unavailable(color);
+        }
         Map<String, Integer> stars = new HashMap<>();
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String reviewer = p.currentName();
-            if (p.nextToken().isNumeric()) {
-                stars.put(reviewer, intValue(p));
-            } else {
-                stars.remove(reviewer);
-                skipValue(p);
+        answer.ratings().forEach((reviewer, value) -> {
+            if (value != null && value.isNumber()) {
+                stars.put(reviewer, value.intValue());
             }
-        }
-        return stars;
+        });
+        return new Ratings(stars, color);
     }
 
-    /** JsonNode.intValue() of the number node readTree would have built: Java's narrowing conversions. */
-    private static int intValue(JsonParser p) throws IOException {
-        return switch (p.getNumberType()) {
-            case INT -> p.getIntValue();
-            case LONG -> (int) p.getLongValue();
-            case BIG_INTEGER -> p.getBigIntegerValue().intValue();
-            default -> (int) p.getDoubleValue();
-        };
-    }
-
-    /**
-     * Steps over the value the parser is on, reading every token so that malformed JSON anywhere in
-     * the body still fails the parse (string contents included, which skipChildren would not decode).
-     */
-    private static void skipValue(JsonParser p) throws IOException {
-        int depth = 0;
-        JsonToken t = p.currentToken();
-        while (true) {
-            if (t == null) {
-                throw new IOException("truncated JSON");
-            }
-            if (t.isStructStart()) {
-                depth++;
-            } else if (t.isStructEnd()) {
-                depth--;
-            } else if (t == JsonToken.VALUE_STRING) {
-                p.getText();
-            }
-            if (depth == 0) {
-                return;
-            }
-            t = p.nextToken();
-        }
+    ProductReviews.Rating rating(String reviewer) {
+        Integer stars = starsByReviewer.get(reviewer);
+        return stars == null ? ProductReviews.Rating.UNAVAILABLE : new ProductReviews.Rating(stars, color, null);
     }
 }

@@ -1,116 +1,53 @@
 package bookinfo.reviews;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import jakarta.servlet.http.HttpServletRequest;
-import java.util.Enumeration;
-import java.util.HashMap;
-import java.util.Locale;
-import java.util.Map;
-import org.apache.hc.client5.http.HttpRoute;
-import org.apache.hc.client5.http.classic.methods.HttpGet;
-import org.apache.hc.client5.http.routing.RoutingSupport;
-import org.apache.hc.core5.http.ClassicHttpRequest;
-import org.apache.hc.core5.http.HttpException;
-import org.apache.hc.core5.http.HttpHeaders;
-import org.apache.hc.core5.http.Method;
-import org.apache.hc.core5.http.message.BasicClassicHttpRequest;
-import org.apache.hc.core5.net.URIAuthority;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Component;
+import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestClientException;
 
-/** GET <ratings>/ratings/<id>; any failure (status, body, timeout, network) means Ratings.UNAVAILABLE. */
-final class RatingsClient {
+/** GET <ratings>/ratings/<id>; any failure (status, body, timeout, network) means every review is unavailable. */
+@Component
+class RatingsClient {
 
     private static final Logger log = LoggerFactory.getLogger(RatingsClient.class);
 
-    /** Position of each propagated header in PropagatedHeaders.NAMES, by lower-case name. */
-    private static final Map<String, Integer> PROPAGATED = new HashMap<>();
+    private final RestClient ratings;
+    private final String starColor;
 
-    static {
-        for (int i = 0; i < PropagatedHeaders.NAMES.size(); i++) {
-            PROPAGATED.put(PropagatedHeaders.NAMES.get(i), i);
-        }
+    RatingsClient(RestClient ratingsRestClient, ReviewsConfig config) {
+        this.ratings = ratingsRestClient;
+        this.starColor = config.starColor();
     }
 
-    /**
-     * Where calls go: a base URL parsed once, the way HttpClient parsed a request URI (scheme, the
-     * authority the Host header shows, the route), so a call only has a path to add.
-     */
-    record Peer(String scheme, URIAuthority authority, HttpRoute route) {
-
-        static Peer of(String baseUrl) {
-            HttpGet parsed = new HttpGet(baseUrl + "/");
-            try {
-                return new Peer(parsed.getScheme(), parsed.getAuthority(),
-                        UpstreamHttpClient.route(RoutingSupport.determineHost(parsed)));
-            } catch (HttpException e) {
-                throw new IllegalArgumentException("not an http URL: " + baseUrl, e);
-            }
-        }
-
-        /** GET path on this peer, asking for JSON; the caller adds any other header. */
-        ClassicHttpRequest get(String path) {
-            ClassicHttpRequest get = new BasicClassicHttpRequest(Method.GET.name(), path);
-            get.setScheme(scheme);
-            get.setAuthority(authority);
-            get.setHeader(HttpHeaders.ACCEPT, "application/json");
-            return get;
-        }
-    }
-
-    private final UpstreamHttpClient http;
-    private final JsonFactory json;
-    private final Peer ratings;
-    private final boolean keepAlive;
-
-    RatingsClient(UpstreamHttpClient http, ObjectMapper json, ReviewsConfig config) {
-        this.http = http;
-        this.json = json.getFactory();
-        this.ratings = Peer.of(config.ratingsBaseUrl());
-        this.keepAlive = config.upstreamKeepAlive();
-    }
-
-    Ratings fetch(String productId, HttpServletRequest incoming) {
-        ClassicHttpRequest get = ratings.get("/ratings/" + productId);
-        // One pass over the few headers the request has, rather than 21 case-insensitive searches of
-        // them; the copies then go out in the order of PropagatedHeaders.NAMES, as they always have.
-        boolean[] present = new boolean[PropagatedHeaders.NAMES.size()];
-        boolean any = false;
-        for (Enumeration<String> names = incoming.getHeaderNames(); names.hasMoreElements(); ) {
-            Integer index = PROPAGATED.get(names.nextElement().toLowerCase(Locale.ROOT));
-            if (index != null) {
-                present[index] = true;
-                any = true;
-            }
-        }
-        for (int i = 0; any && i < present.length; i++) {
-            if (present[i]) {
-                String name = PropagatedHeaders.NAMES.get(i);
-                Enumeration<String> values = incoming.getHeaders(name);
-                while (values.hasMoreElements()) {
-                    get.addHeader(name, values.nextElement());
-                }
-            }
-        }
-        if (!keepAlive) {
-            get.setHeader(HttpHeaders.CONNECTION, "close");
-        }
-        return execute(ratings, get);
-    }
-
-    /** Sends get to peer over the pooled client and reads the answer as ratings; Warmup uses it too. */
-    Ratings execute(Peer peer, ClassicHttpRequest get) {
+    Ratings fetch(int productId, HttpHeaders incoming) {
         try {
-            UpstreamHttpClient.Answer answer = http.execute(peer.route(), get);
-            if (answer.status() != 200 || answer.body() == null) {
-                log.debug("ratings answered {} for {}", answer.status(), get.getRequestUri());
-                return Ratings.UNAVAILABLE;
+            ResponseEntity<Ratings.Answer> answer = ratings.get()
+                    .uri("/ratings/{productId}", productId)
+                    .headers(outgoing -> propagate(incoming, outgoing))
+                    .retrieve()
+                    .toEntity(Ratings.Answer.class);
+            if (answer.getStatusCode().value() != 200) {
+                log.debug("ratings answered {} for product {}", answer.getStatusCode().value(), productId);
+                return Ratings.unavailable(starColor);
             }
-            return Ratings.parse(json, answer.body());
-        } catch (Exception e) {
-            log.debug("ratings call {} failed: {}", get.getRequestUri(), e.toString());
-            return Ratings.UNAVAILABLE;
+            return Ratings.of(answer.getBody(), starColor);
+        } catch (RestClientException e) {
+            log.debug("ratings call for product {} failed: {}", productId, e.toString());
+            return Ratings.unavailable(starColor);
+        }
+    }
+
+    /** The contract's trace and user headers, end-user included (Istio's fault rules match it). */
+    private static void propagate(HttpHeaders incoming, HttpHeaders outgoing) {
+        for (String name : PropagatedHeaders.NAMES) {
+            List<String> values = incoming.get(name);
+            if (values != null) {
+                outgoing.addAll(name, values);
+            }
         }
     }
 }

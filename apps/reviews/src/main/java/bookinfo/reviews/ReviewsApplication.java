@@ -1,25 +1,12 @@
 package bookinfo.reviews;
 
-import java.util.concurrent.atomic.AtomicReference;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
-import org.springframework.boot.autoconfigure.web.servlet.DispatcherServletAutoConfiguration;
-import org.springframework.boot.autoconfigure.web.servlet.ServletWebServerFactoryAutoConfiguration;
-import org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.ComponentScan;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
- * Entry point. Only the three auto-configurations an MVC app on Tomcat needs are imported, instead of
- * scanning the whole catalogue: start-up time matters because the local stack waits for it.
+ * Entry point: parse the environment (a bad knob exits 2 before Spring starts), then run the
+ * Spring Boot application it configures (ReviewsServer).
  */
-@SpringBootConfiguration
-@ImportAutoConfiguration({
-    ServletWebServerFactoryAutoConfiguration.class,
-    DispatcherServletAutoConfiguration.class,
-    WebMvcAutoConfiguration.class,
-})
-@ComponentScan
+@SpringBootApplication
 public class ReviewsApplication {
 
     public static void main(String[] args) {
@@ -32,10 +19,8 @@ public class ReviewsApplication {
             System.exit(2);
             return;
         }
-        AtomicReference<ConfigurableApplicationContext> running = new AtomicReference<>();
-        SignalShutdown.install(running, config.shutdownTimeout());
         try {
-            running.set(ReviewsServer.start(config, Hooks.system()));
+            ReviewsServer.startWithExitStatus(config);
         } catch (RuntimeException e) {
             System.err.println(ReviewsConfig.SERVICE + ": failed to start: " + rootCause(e));
             System.exit(1);

@@ -30,7 +30,7 @@ public record ReviewsConfig(
 
     static final String SERVICE = "reviews";
 
-    /** The fault-injection tutorial relies on these two numbers (CONTRACT.md, reviews). */
+    /** The fault-injection tutorial relies on these two numbers (docs/contract.md, reviews). */
     static final Duration BLACK_RATINGS_TIMEOUT = Duration.ofSeconds(10);
     static final Duration OTHER_RATINGS_TIMEOUT = Duration.ofMillis(2500);
 

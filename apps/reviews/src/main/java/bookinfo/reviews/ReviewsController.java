@@ -1,56 +1,65 @@
 package bookinfo.reviews;
 
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
-import java.util.Map;
-import org.springframework.web.HttpRequestHandler;
-import org.springframework.web.servlet.HandlerMapping;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.HttpRequestMethodNotSupportedException;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
 
-/**
- * GET /reviews/<id>, the hot route, as a plain Spring MVC HttpRequestHandler that ReviewsRoute maps
- * ahead of the annotated controllers. It writes its bytes straight to the servlet response; the
- * bytes and headers on the wire are the same as JsonResponses.json's.
- *
- * Served as an annotated @GetMapping method it went through the whole annotation pipeline for every
- * request: matching against every @RequestMapping, argument resolvers, model and binder factories,
- * a reflective call, then return-value handlers, content negotiation against a Content-Type that is
- * fixed anyway, body advice and a message converter: about a third of the JFR CPU samples of a
- * request.
- *
- * An exception escaping here (none is expected: every ratings failure is a rating) is not seen by
- * ErrorResponses, which only advises annotated handlers; Tomcat turns it into a 500 that
- * JsonErrorController renders as the same {"error":"internal server error"}.
- */
-final class ReviewsController implements HttpRequestHandler {
+/** GET /reviews/{id} and GET /health (docs/contract.md, reviews). */
+@RestController
+class ReviewsController {
 
-    private final ReviewsBody body;
+    static final String[][] REVIEWS = {
+        {"Reviewer1", "An extremely entertaining play by Shakespeare. The slapstick humour is refreshing!"},
+        {"Reviewer2", "Absolutely fun and entertaining. The play lacks thematic depth when compared to other plays by Shakespeare."},
+    };
+
+    private static final Health HEALTHY = new Health("Reviews is healthy");
+
     private final RatingsClient ratings;
-    private final DrainingResponses draining;
-    private final boolean ratingsEnabled;
+    private final ReviewsConfig config;
 
-    ReviewsController(ReviewsBody body, RatingsClient ratings, DrainingResponses draining, ReviewsConfig config) {
-        this.body = body;
+    ReviewsController(RatingsClient ratings, ReviewsConfig config) {
         this.ratings = ratings;
-        this.draining = draining;
-        this.ratingsEnabled = config.enableRatings();
+        this.config = config;
     }
 
-    @Override
-    public void handleRequest(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        @SuppressWarnings("unchecked")
-        Map<String, String> variables =
-                (Map<String, String>) request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE);
-        // Parsed here rather than converted by Spring, which uses Integer.decode ("0x10", "010").
-        int productId;
+    @GetMapping(Routes.REVIEWS)
+    ProductReviews reviews(@PathVariable("id") String productId, @RequestHeader HttpHeaders headers) {
+        // A Java int (decimal, optional sign), as upstream; Spring's own conversion would take "0x10".
+        int id;
         try {
-            productId = Integer.parseInt(variables.get(ReviewsRoute.ID));
+            id = Integer.parseInt(productId);
         } catch (NumberFormatException e) {
-            JsonResponses.write(response, HttpServletResponse.SC_NOT_FOUND, JsonResponses.NOT_FOUND, draining);
-            return;
+            throw new ResponseStatusException(HttpStatus.NOT_FOUND);
         }
-        String productKey = Integer.toString(productId);
-        Ratings found = ratingsEnabled ? ratings.fetch(productKey, request) : null;
-        JsonResponses.write(response, HttpServletResponse.SC_OK, body.render(productKey, found), draining);
+        Ratings found = config.enableRatings() ? ratings.fetch(id, headers) : null;
+        List<ProductReviews.Review> reviews = new ArrayList<>(REVIEWS.length);
+        for (String[] review : REVIEWS) {
+            reviews.add(new ProductReviews.Review(review[0], review[1], found == null ? null : found.rating(review[0])));
+        }
+        return new ProductReviews(Integer.toString(id), config.podName(), config.clusterName(), reviews);
+    }
+
+    @GetMapping(Routes.HEALTH)
+    Health health() {
+        return HEALTHY;
+    }
+
+    /**
+     * Spring MVC answers OPTIONS by itself (200 with Allow) unless a mapping declares it; the
+     * contract wants 405 like any other method that is not GET or HEAD.
+     */
+    @RequestMapping(path = {Routes.HEALTH, Routes.REVIEWS}, method = RequestMethod.OPTIONS)
+    void options() throws HttpRequestMethodNotSupportedException {
+        throw new HttpRequestMethodNotSupportedException("OPTIONS", List.of("GET", "HEAD"));
     }
 }

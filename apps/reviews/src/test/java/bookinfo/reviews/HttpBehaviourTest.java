@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.coyote.http11.AbstractHttp11Protocol;
@@ -144,7 +143,7 @@ class HttpBehaviourTest {
         assertTrue(defaults.getTcpNoDelay());
         assertEquals(-1, defaults.getMaxKeepAliveRequests());
         assertEquals(60_000, defaults.getKeepAliveTimeout());
-        assertEquals(TomcatKnobs.MAX_THREADS, defaults.getMaxThreads());
+        assertEquals(400, defaults.getMaxThreads());
         assertTrue(defaults.getMaxConnections() >= 400);
         assertEquals(1, protocol(noKeepAlive).getMaxKeepAliveRequests());
         assertFalse(protocol(tuned).getTcpNoDelay());
@@ -161,35 +160,69 @@ class HttpBehaviourTest {
             RawHttp.once(fresh.port, "GET", "/reviews/abc");
             RawHttp.once(fresh.port, "GET", "/random/" + System.nanoTime());
             RawHttp.once(fresh.port, "BREW", "/health");
-            String text = awaitMetrics(fresh.port,
-                    "http_requests_total{method=\"GET\",route=\"/reviews/:id\",status=\"200\"} 2\n",
-                    "http_requests_total{method=\"HEAD\",route=\"/health\",status=\"200\"} 1\n",
-                    "http_requests_total{method=\"POST\",route=\"/reviews/:id\",status=\"405\"} 1\n",
-                    "http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"} 2\n",
-                    "http_requests_total{method=\"OTHER\",route=\"/health\",status=\"405\"} 1\n",
+            Map<String, Double> scrape = awaitMetrics(fresh.port, Map.of(
+                    "http_requests_total{method=\"GET\",route=\"/reviews/:id\",status=\"200\"}", 2.0,
+                    "http_requests_total{method=\"HEAD\",route=\"/health\",status=\"200\"}", 1.0,
+                    "http_requests_total{method=\"POST\",route=\"/reviews/:id\",status=\"405\"}", 1.0,
+                    "http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"}", 2.0,
+                    "http_requests_total{method=\"OTHER\",route=\"/health\",status=\"405\"}", 1.0,
                     "http_request_duration_seconds_bucket{method=\"GET\",route=\"/reviews/:id\",status=\"200\","
-                            + "le=\"+Inf\"} 2\n",
-                    "http_request_duration_seconds_count{method=\"GET\",route=\"/reviews/:id\",status=\"200\"} 2\n",
-                    "http_requests_total{method=\"GET\",route=\"/metrics\",status=\"200\"}");
-            assertFalse(text.contains("/random/"), "raw paths never become labels");
-            assertEquals(6, text.lines().filter(l -> l.startsWith("http_requests_total{")).count(), text);
+                            + "le=\"+Inf\"}", 2.0,
+                    "http_request_duration_seconds_count{method=\"GET\",route=\"/reviews/:id\",status=\"200\"}", 2.0));
+            scrape = Scrape.samples(RawHttp.once(fresh.port, "GET", "/metrics").text());
+            assertTrue(scrape.containsKey("http_requests_total{method=\"GET\",route=\"/metrics\",status=\"200\"}"),
+                    scrape.keySet().toString());
+            assertFalse(scrape.keySet().stream().anyMatch(k -> k.contains("/random/")), "raw paths never become labels");
+            assertEquals(6, scrape.keySet().stream().filter(k -> k.startsWith("http_requests_total{")).count(),
+                    scrape.keySet().toString());
         }
     }
 
-    /** Polls /metrics until every expected line is there: a request is counted just after its response. */
-    private static String awaitMetrics(int port, String... expected) throws Exception {
+    @Test
+    void metricsFamiliesHaveTheCatalogueHelpTypeLabelsAndBuckets() throws Exception {
+        RawHttp.once(keepAlive.port, "GET", "/reviews/0");
+        String text = RawHttp.once(keepAlive.port, "GET", "/metrics").text();
+        assertTrue(text.contains("# HELP http_requests_total HTTP requests served, by method, route pattern and status.\n"
+                + "# TYPE http_requests_total counter\n"), text);
+        assertTrue(text.contains("# HELP http_request_duration_seconds Time to serve an HTTP request, by method, route "
+                + "pattern and status.\n# TYPE http_request_duration_seconds histogram\n"), text);
+        assertFalse(text.contains("http_server_requests"), "Spring's own request metrics are off");
+        Map<String, Double> samples = Scrape.samples(text);
+        String series = "method=\"GET\",route=\"/reviews/:id\",status=\"200\"";
+        List<Double> bounds = samples.keySet().stream()
+                .filter(k -> k.startsWith("http_request_duration_seconds_bucket{" + series + ",le=\""))
+                .map(k -> k.substring(k.indexOf(",le=\"") + 5, k.length() - 2))
+                .map(le -> le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le))
+                .toList();
+        assertEquals(List.of(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                Double.POSITIVE_INFINITY), bounds);
+        for (String key : samples.keySet()) {
+            if (key.startsWith("http_requests_total{") || key.startsWith("http_request_duration_seconds")) {
+                String labels = key.substring(key.indexOf('{') + 1, key.length() - 1).replaceAll("=\"[^\"]*\"", "");
+                assertEquals(key.contains("_bucket{") ? "method,route,status,le" : "method,route,status", labels, key);
+            }
+        }
+    }
+
+    /**
+     * Polls /metrics until every expected sample has its value (a request is counted just after its
+     * response); returns the samples by series. Values are compared as numbers: the Prometheus
+     * library writes counts as "2.0".
+     */
+    private static Map<String, Double> awaitMetrics(int port, Map<String, Double> expected) throws Exception {
         long deadline = System.currentTimeMillis() + 3000;
         while (true) {
             RawHttp.Response r = RawHttp.once(port, "GET", "/metrics");
             assertEquals(200, r.status());
             assertEquals("text/plain;version=0.0.4;charset=utf-8", r.header("Content-Type"));
-            String text = r.text();
-            List<String> missing = Arrays.stream(expected).filter(e -> !text.contains(e)).toList();
+            Map<String, Double> samples = Scrape.samples(r.text());
+            List<String> missing = expected.entrySet().stream()
+                    .filter(e -> !e.getValue().equals(samples.get(e.getKey()))).map(Map.Entry::getKey).toList();
             if (missing.isEmpty()) {
-                return text;
+                return samples;
             }
             if (System.currentTimeMillis() > deadline) {
-                throw new AssertionError("missing " + missing + " in\n" + text);
+                throw new AssertionError("missing " + missing + " in\n" + r.text());
             }
             Thread.sleep(20);
         }

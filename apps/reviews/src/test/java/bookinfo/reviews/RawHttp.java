@@ -91,6 +91,10 @@ final class RawHttp implements Closeable {
         return new Response(status, headers, in.readAllBytes(), false);
     }
 
+    int localPort() {
+        return socket.getLocalPort();
+    }
+
     /** True when the server has closed its side: read() sees end of stream within the timeout. */
     boolean closedByServer(int timeoutMillis) throws IOException {
         socket.setSoTimeout(timeoutMillis);

@@ -75,8 +75,8 @@ class UpstreamConnectionTest {
 
     @Test
     void outboundSocketsFollowHttpNodelay() {
-        assertTrue(UpstreamHttpClient.socketConfig(ReviewsConfig.fromEnv(Map.of())).isTcpNoDelay());
-        assertFalse(UpstreamHttpClient.socketConfig(ReviewsConfig.fromEnv(Map.of("HTTP_NODELAY", "false")))
+        assertTrue(RatingsHttpClient.socketConfig(ReviewsConfig.fromEnv(Map.of())).isTcpNoDelay());
+        assertFalse(RatingsHttpClient.socketConfig(ReviewsConfig.fromEnv(Map.of("HTTP_NODELAY", "false")))
                 .isTcpNoDelay());
     }
 }

@@ -1,0 +1,5 @@
+package bookinfo.reviews;
+
+/** The GET /health body. */
+record Health(String status) {
+}

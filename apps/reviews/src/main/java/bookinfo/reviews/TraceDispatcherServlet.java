@@ -1,0 +1,23 @@
+package bookinfo.reviews;
+
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import org.springframework.web.servlet.DispatcherServlet;
+
+/**
+ * Spring's DispatcherServlet, with TRACE handled like every other method: mapped, so an unknown
+ * path is 404 and a known route 405, both JSON (docs/contract.md). FrameworkServlet.doTrace is the
+ * documented hook for this; its default would follow our 404/405 with HttpServlet's own TRACE echo
+ * (a 200 message/http) whenever the response is not committed yet, which WholeResponses ensures.
+ * Registered as the "dispatcherServlet" bean, which Spring Boot uses instead of its own.
+ */
+class TraceDispatcherServlet extends DispatcherServlet {
+
+    @Override
+    protected void doTrace(HttpServletRequest request, HttpServletResponse response)
+            throws ServletException, IOException {
+        processRequest(request, response);
+    }
+}

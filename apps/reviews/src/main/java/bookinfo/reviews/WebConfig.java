@@ -1,0 +1,51 @@
+package bookinfo.reviews;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.DispatcherType;
+import org.springframework.boot.autoconfigure.web.servlet.DispatcherServletAutoConfiguration;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.DispatcherServlet;
+
+/**
+ * The servlet side of the web layer: the two filters, for every request Tomcat dispatches
+ * (RequestObserver first: metrics, access log; then WholeResponses), and the DispatcherServlet.
+ */
+@Configuration(proxyBeanMethods = false)
+class WebConfig {
+
+    /** Spring Boot registers this instead of its own DispatcherServlet (same bean name). */
+    @Bean(name = DispatcherServletAutoConfiguration.DEFAULT_DISPATCHER_SERVLET_BEAN_NAME)
+    DispatcherServlet dispatcherServlet() {
+        return new TraceDispatcherServlet();
+    }
+
+    @Bean
+    RequestObserver requestObserver(MeterRegistry registry, ReviewsConfig config, Hooks hooks) {
+        AccessLog accessLog = config.accessLog() ? new AccessLog(hooks.clock(), hooks.stdout()) : null;
+        return new RequestObserver(registry, accessLog, hooks.nanoTime());
+    }
+
+    @Bean
+    FilterRegistrationBean<RequestObserver> requestObserverRegistration(RequestObserver observer) {
+        FilterRegistrationBean<RequestObserver> registration = new FilterRegistrationBean<>(observer);
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        registration.setDispatcherTypes(DispatcherType.REQUEST);
+        return registration;
+    }
+
+    @Bean
+    WholeResponses wholeResponses() {
+        return new WholeResponses();
+    }
+
+    @Bean
+    FilterRegistrationBean<WholeResponses> wholeResponsesRegistration(WholeResponses wholeResponses) {
+        FilterRegistrationBean<WholeResponses> registration = new FilterRegistrationBean<>(wholeResponses);
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+        registration.setDispatcherTypes(DispatcherType.REQUEST);
+        return registration;
+    }
+}
