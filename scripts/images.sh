@@ -10,7 +10,10 @@
 # env: IMAGE_TAG (default: the one tag in overlays/base/kustomization.yaml),
 #      IMAGE_REGISTRY (replaces ghcr.io/bookinfo-bench/bookinfo-bench),
 #      CONTAINER_ENGINE (docker, podman or buildah), BASE_IMAGE (default
-#      debian:bookworm-slim; every Dockerfile takes it as the build argument BASE).
+#      debian:bookworm-slim; every Dockerfile takes it as the build argument BASE),
+#      BUILD_CA_CERTS (a PEM file of extra CAs the build stages trust, for a
+#      TLS-inspecting proxy; default: the host's locally added CAs in
+#      /usr/local/share/ca-certificates; the images themselves never keep them).
 #
 # Every image is Debian bookworm with its runtime from Debian's packages (Node
 # from its own release builds). Where no registry serves the base image, it is
@@ -109,6 +112,27 @@ if ! has_image "$base"; then
     base=$local_base
   fi
 fi
+
+# --- CAs for the build stages ------------------------------------------------
+# Package managers inside a build reach PyPI, npm and Maven Central over TLS;
+# behind a TLS-inspecting proxy they need its CA, which the host trusts and
+# a fresh Debian does not. Passed as a build secret: used by the build
+# stages, never part of an image layer.
+ca=$(mktemp)
+trap 'rm -f "$ca"' EXIT
+if [ -n "${BUILD_CA_CERTS:-}" ]; then
+  [ -r "$BUILD_CA_CERTS" ] || die "BUILD_CA_CERTS=$BUILD_CA_CERTS is not a readable file"
+  cat "$BUILD_CA_CERTS" > "$ca"
+else
+  for f in /usr/local/share/ca-certificates/*.crt /usr/local/share/ca-certificates/*/*.crt; do
+    [ -r "$f" ] && cat "$f" >> "$ca"
+  done
+fi
+if [ -s "$ca" ]; then
+  source_ca=${BUILD_CA_CERTS:-/usr/local/share/ca-certificates}
+  say "the build stages trust $(grep -c 'BEGIN CERTIFICATE' "$ca") extra CA(s) from $source_ca; the images do not keep them"
+fi
+build_flags+=(--secret "id=extra_ca,src=$ca")
 
 # --- the images ---------------------------------------------------------------
 for app in "${apps[@]}"; do
