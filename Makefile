@@ -11,7 +11,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: setup-apps build tools load-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium and the manifest-test tools (idempotent)
+setup: setup-apps build tools load-tools container-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium, the manifest-test tools and podman (idempotent)
 
 .PHONY: setup-apps
 setup-apps: ## make setup in every apps/<service>
@@ -39,12 +39,16 @@ load-tools: ## build/cache k6 v1.8.1 (bookload run --engine k6) and install Chro
 	@bash scripts/k6-tools.sh
 	@bash scripts/browser-tools.sh
 
+.PHONY: container-tools
+container-tools: ## install podman, runc and mmdebstrap for make images and the container test (apt, as root)
+	@bash scripts/container-tools.sh
+
 .PHONY: report
 report: build ## one HTML report of every run under results/ (results/report.html, PNGs in results/charts/)
 	@$(BOOKLOAD) report results -o results/report.html --png results/charts
 
 .PHONY: images
-images: ## build the container images with docker or podman (bookinfo-bench/<app>:<version>)
+images: ## build the four app images with docker, podman or buildah (ghcr.io/bookinfo-bench/bookinfo-bench/<app>:<version>)
 	@bash scripts/images.sh
 
 .PHONY: bench
