@@ -88,6 +88,11 @@ if [ "$engine" = podman ] || [ "$engine" = buildah ]; then
   # apt and the language package managers inside a build reach the network
   # the host reaches, proxies included.
   build_flags+=(--network host)
+  # docker buildx sets TARGETARCH itself; podman 4 and buildah do not.
+  case $(uname -m) in
+    x86_64) build_flags+=(--build-arg TARGETARCH=amd64) ;;
+    aarch64 | arm64) build_flags+=(--build-arg TARGETARCH=arm64) ;;
+  esac
 fi
 case $mode in
   engine) echo "${engine_cmd[*]}"; exit 0 ;;

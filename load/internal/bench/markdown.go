@@ -428,7 +428,7 @@ func (o *Outcome) verdicts() []verdict {
 	out = append(out, v)
 
 	for _, fr := range o.FrameworkRows() {
-		v := verdict{target: fmt.Sprintf("%s `%s`: own CPU per request ≤ %s (framework floor)", fr.Service, fr.Path, allowanceText(fr.Upstream))}
+		v := verdict{target: fmt.Sprintf("%s `%s`: own CPU per request ≤ %s", fr.Service, fr.Path, allowanceText(fr.Upstream))}
 		if fr.Known() {
 			v.known, v.met = true, float64(fr.CPU) <= fr.Allowed()
 			v.measured = fmt.Sprintf("%s ms at %g RPS vs %s ms allowed (floor %s ms): %.2f× the floor", ms(float64(fr.CPU)), fr.Rate, ms(fr.Allowed()), ms(float64(fr.FloorCPU)), float64(fr.CPU/fr.FloorCPU))
