@@ -10,7 +10,7 @@
 # env: IMAGE_TAG (default: the one tag in overlays/base/kustomization.yaml),
 #      IMAGE_REGISTRY (replaces ghcr.io/bookinfo-bench/bookinfo-bench),
 #      CONTAINER_ENGINE (docker, podman or buildah), BASE_IMAGE (default
-#      debian:bookworm-slim; every Dockerfile takes it as the build argument BASE),
+#      docker.io/library/debian:bookworm-slim; every Dockerfile takes it as the build argument BASE),
 #      BUILD_CA_CERTS (a PEM file of extra CAs the build stages trust, for a
 #      TLS-inspecting proxy; default: the host's locally added CAs in
 #      /usr/local/share/ca-certificates; the images themselves never keep them).
@@ -29,7 +29,7 @@ base_tag=$(sed -n 's/^[[:space:]]*newTag:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"
 tag=${IMAGE_TAG:-$base_tag}
 [ -n "$tag" ] || die "no newTag in overlays/base/kustomization.yaml and no IMAGE_TAG"
 prefix=${IMAGE_REGISTRY:-ghcr.io/bookinfo-bench/bookinfo-bench}
-base=${BASE_IMAGE:-debian:bookworm-slim}
+base=${BASE_IMAGE:-docker.io/library/debian:bookworm-slim}
 local_base=localhost/bookinfo-bench/debian:bookworm-minbase
 
 mode=build
