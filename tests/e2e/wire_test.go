@@ -47,12 +47,14 @@ func TestWritesPerResponse(t *testing.T) {
 		st := st.need(t)
 		for _, w := range writesPerResponse {
 			t.Run(st.name+" "+w.service+w.path, func(t *testing.T) {
+				// The fewest segments any of the responses took: a lost or
+				// late ACK on a loaded machine can make the kernel send a
+				// segment again, which only ever adds one, while a server
+				// that writes once never takes two and one that writes
+				// twice never takes one.
 				segs := responseSegments(t, st.port(w.service), w.path, 5)
-				for i, n := range segs {
-					if n != w.writes {
-						t.Errorf("response %d took %d segments, want %d (%s); all: %v", i+1, n, w.writes, w.why, segs)
-						break
-					}
+				if n := slices.Min(segs); n != w.writes {
+					t.Errorf("responses took %v segments, want %d each (%s)", segs, w.writes, w.why)
 				}
 			})
 		}
