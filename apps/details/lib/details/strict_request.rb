@@ -105,16 +105,21 @@ module Details
 
   # The socket as StrictRequest hands it to HTTPRequest#parse: the calls
   # WEBrick makes on its socket (gets, read, eof?, <<, peeraddr, addr), each
-  # checked against what may come next on the wire. Reads go through the
-  # socket's own buffer with public IO calls: read_nonblock (which takes
-  # buffered bytes first) and wait_readable against a deadline, and
-  # ungetbyte to put back what follows a line, so that a pipelined next
-  # request stays in the socket's buffer for WEBrick's next round.
+  # checked against what may come next on the wire. Reads use public IO
+  # calls only: read_nonblock (which takes the socket's buffered bytes
+  # first) and wait_readable against a deadline. The head is read into a
+  # buffer of its own, usually in one read, and what follows it is put
+  # back with ungetbyte once the head is done (a pipelined next request
+  # then waits in the socket's buffer for WEBrick's next round); body lines
+  # put back what follows each of them.
   class StrictReader
     LF = "\n"
     CRLF = "\r\n"
-    # Controls other than HTAB (NUL, CR and LF among them) inside a line.
-    CTL = /[\x00-\x08\x0a-\x1f\x7f]/.freeze
+    # How much of the head one read takes.
+    HEAD_READ = 8192
+    # A control other than HTAB inside a line that ends with CRLF (NUL, CR,
+    # VT, ESC, DEL...); the final CR and LF do not count.
+    CTL = /[\x00-\x08\x0a-\x1f\x7f](?!\n?\z)/.freeze
     TOKEN = '[!\#$%&\'*+\-.^_`|~0-9A-Za-z]+'
     # method SP request-target [SP HTTP-version] CRLF; without a version it
     # is HTTP/0.9, which Server#service answers as HTTP/1.0.
@@ -143,10 +148,15 @@ module Details
       @request_line_problem = nil
       @body_bytes = 0
       @chunk_left = 0
+      @head = "".b # head bytes read, from @head_at on not yet handed out
+      @head_at = 0
     end
 
-    # Called once the head is parsed and checked: what the body is.
+    # Called once the head is parsed and checked: what the body is. Bytes
+    # read past the head go back to the socket.
     def expect_body(kind, deadline)
+      @io.ungetbyte(@head.byteslice(@head_at, @head.bytesize - @head_at)) if @head_at < @head.bytesize
+      @head = nil
       @deadline = deadline
       @state = BODY_STATE.fetch(kind)
     end
@@ -156,10 +166,12 @@ module Details
     def gets(_separator = LF, limit = 4096)
       case @state
       when :request_line then request_line(limit)
-      when :head then field_line(limit, :head_done)
+      when :head
+        bad(@request_line_problem) if @request_line_problem
+        field_line(head_line(limit), limit, :head_done)
       when :chunk_size then chunk_size_line(limit)
       when :chunk_end then chunk_end_line(limit)
-      when :trailer then field_line(limit, :done)
+      when :trailer then field_line(read_line(limit), limit, :done)
       else bad("unexpected read of a line")
       end
     end
@@ -200,7 +212,7 @@ module Details
     private
 
     def request_line(limit)
-      line = read_line(limit)
+      line = head_line(limit)
       @state = :head
       # A line WEBrick cannot use (cut at its limit, cut by EOF) it rejects
       # itself with 414 or 400; anything else not in the grammar is refused
@@ -211,9 +223,7 @@ module Details
     end
 
     # A header or trailer field line, or the blank line that ends them.
-    def field_line(limit, state_after)
-      bad(@request_line_problem) if @request_line_problem
-      line = read_line(limit)
+    def field_line(line, limit, state_after)
       bad("request ended before the blank line ending its head") if line.nil?
       unless line.end_with?(LF)
         bad("header line over #{limit - 2} bytes") if line.bytesize >= limit
@@ -224,10 +234,9 @@ module Details
         @state = state_after
         return line
       end
-      content = line.byteslice(0, line.bytesize - 2)
-      bad("obs-fold (a line starting with white space)") if content.start_with?(" ", "\t")
-      bad("control character in a header line") if CTL.match?(content)
-      bad("framing field in a trailer") if state_after == :done && FORBIDDEN_TRAILER.match?(content)
+      bad("obs-fold (a line starting with white space)") if line.start_with?(" ", "\t")
+      bad("control character in a header line") if CTL.match?(line)
+      bad("framing field in a trailer") if state_after == :done && FORBIDDEN_TRAILER.match?(line)
       line
     end
 
@@ -250,8 +259,50 @@ module Details
       line
     end
 
-    # IO#gets(LF, limit) against the deadline: the line with its LF, or
-    # limit bytes without one, or what came before EOF (nil for nothing).
+    # IO#gets(LF, limit) for the head, from its buffer: the line with its
+    # LF, or limit bytes without one, or what came before EOF (nil for
+    # nothing).
+    def head_line(limit)
+      loop do
+        at = @head.index(LF, @head_at)
+        return take_head(at + 1 - @head_at) if at && at - @head_at < limit
+
+        left = @head.bytesize - @head_at
+        return take_head(limit) if left >= limit
+        next if fill_head
+
+        return left.zero? ? nil : take_head(left)
+      end
+    end
+
+    def take_head(size)
+      line = @head.byteslice(@head_at, size)
+      @head_at += size
+      line
+    end
+
+    # One more read into the head buffer, against the deadline; false at
+    # EOF.
+    def fill_head
+      chunk = @io.read_nonblock(HEAD_READ, exception: false)
+      return false if chunk.nil?
+      if chunk == :wait_readable
+        wait
+        return true
+      end
+
+      if @head_at.positive?
+        @head = @head.byteslice(@head_at, @head.bytesize - @head_at)
+        @head_at = 0
+      end
+      @head << chunk
+      true
+    rescue Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT
+      false
+    end
+
+    # IO#gets(LF, limit) against the deadline, for lines of the body: what
+    # follows the line goes back to the socket.
     def read_line(limit)
       line = "".b
       loop do
