@@ -323,6 +323,27 @@ class SlowClientTest < DetailsTest
     assert_operator seconds, :<, 1.8
   end
 
+  # WEBrick writes a response with no time limit; a client that never
+  # reads would hold its thread for ever. TCP_USER_TIMEOUT (the keep-alive
+  # timeout) makes the kernel drop the connection instead.
+  def test_a_client_that_never_reads_is_dropped
+    port = start_server("HTTP_KEEPALIVE_TIMEOUT_SECONDS" => "1").port
+    sock = connect(port)
+    sock.setsockopt(Socket::SOL_SOCKET, Socket::SO_RCVBUF, 4096)
+    writer = Thread.new do
+      sock.write(request_text("GET", "/metrics") * 2000)
+    rescue SystemCallError, IOError
+      nil
+    end
+    sleep 4
+    data, closed = read_until_closed(sock, now + 5)
+    assert closed, "the server still writes to a client that stopped reading"
+    assert_operator data.scan(STATUS_LINE).size, :<, 2000
+  ensure
+    writer&.kill
+    sock&.close
+  end
+
   # With every connection slot taken, new connections wait in the listen
   # backlog, connections the server holds keep being served, and slow heads
   # free their slots at the header timeout.
