@@ -9,9 +9,9 @@ class ConfigTest < DetailsTest
 
   def test_defaults_follow_the_catalogue
     c = parse({})
-    assert_equal [9080, "0.0.0.0", true, true, 60, true, 100, 10, false, "info"],
+    assert_equal [9080, "0.0.0.0", true, true, 60, 10, 1024, true, 100, 10, false, "info"],
                  [c.port, c.listen_address, c.nodelay, c.keepalive, c.keepalive_timeout,
-                  c.upstream_keepalive, c.upstream_max_requests, c.shutdown_timeout,
+                  c.header_timeout, c.max_connections, c.upstream_keepalive, c.upstream_max_requests, c.shutdown_timeout,
                   c.access_log, c.log_level]
   end
 
@@ -38,6 +38,10 @@ class ConfigTest < DetailsTest
     assert_equal 65_535, parse("PORT" => "65535").port
     assert_equal 3600, parse("HTTP_KEEPALIVE_TIMEOUT_SECONDS" => "3600").keepalive_timeout
     assert_equal 1, parse("HTTP_KEEPALIVE_TIMEOUT_SECONDS" => "1").keepalive_timeout
+    assert_equal 1, parse("HTTP_HEADER_TIMEOUT_SECONDS" => "1").header_timeout
+    assert_equal 300, parse("HTTP_HEADER_TIMEOUT_SECONDS" => " 300 ").header_timeout
+    assert_equal 1, parse("HTTP_MAX_CONNECTIONS" => "1").max_connections
+    assert_equal 100_000, parse("HTTP_MAX_CONNECTIONS" => "100000").max_connections
     assert_equal 300, parse("SHUTDOWN_TIMEOUT_SECONDS" => "300").shutdown_timeout
     assert_equal 1_000_000, parse("UPSTREAM_MAX_REQUESTS_PER_CONNECTION" => "1000000").upstream_max_requests
     assert_equal 8080, parse("PORT" => " 8080 ").port
@@ -48,6 +52,8 @@ class ConfigTest < DetailsTest
       "PORT" => ["0", "65536", "-1", "", "80a", "8.0", "0x50", "1e3", "+80"],
       "HTTP_KEEPALIVE_TIMEOUT_SECONDS" => ["0", "3601", "1.5", "sixty"],
       "SHUTDOWN_TIMEOUT_SECONDS" => ["0", "301", "2.5", ""],
+      "HTTP_HEADER_TIMEOUT_SECONDS" => ["0", "301", "1.5", "", "ten"],
+      "HTTP_MAX_CONNECTIONS" => ["0", "100001", "-1", "1e3", ""],
       "UPSTREAM_MAX_REQUESTS_PER_CONNECTION" => ["0", "1000001", "many"]
     }.each do |name, raws|
       raws.each do |raw|

@@ -13,6 +13,10 @@ class ProcessTest < DetailsTest
       { "PORT" => "70000" } => 'details: invalid PORT="70000": want an integer from 1 to 65535',
       { "SHUTDOWN_TIMEOUT_SECONDS" => "0" } =>
         'details: invalid SHUTDOWN_TIMEOUT_SECONDS="0": want an integer from 1 to 300',
+      { "HTTP_HEADER_TIMEOUT_SECONDS" => "301" } =>
+        'details: invalid HTTP_HEADER_TIMEOUT_SECONDS="301": want an integer from 1 to 300',
+      { "HTTP_MAX_CONNECTIONS" => "0" } =>
+        'details: invalid HTTP_MAX_CONNECTIONS="0": want an integer from 1 to 100000',
       { "LISTEN_ADDRESS" => "no.such.host.invalid" } => /\Adetails: invalid LISTEN_ADDRESS="no\.such\.host\.invalid": /
     }.each do |env, message|
       status, out, err = run_serve(env)

@@ -66,7 +66,7 @@ module Details
   # docs/configuration.md, so that every service fails the same way on a typo.
   Config = Struct.new(
     :port, :listen_address, :nodelay, :keepalive, :keepalive_timeout,
-    :upstream_keepalive, :upstream_max_requests, :shutdown_timeout,
+    :header_timeout, :max_connections, :upstream_keepalive, :upstream_max_requests, :shutdown_timeout,
     :access_log, :log_level,
     keyword_init: true
   ) do
@@ -78,6 +78,8 @@ module Details
         nodelay: parse.boolean("HTTP_NODELAY", true),
         keepalive: parse.boolean("HTTP_KEEPALIVE", true),
         keepalive_timeout: parse.integer("HTTP_KEEPALIVE_TIMEOUT_SECONDS", 60, 1..3600),
+        header_timeout: parse.integer("HTTP_HEADER_TIMEOUT_SECONDS", 10, 1..300),
+        max_connections: parse.integer("HTTP_MAX_CONNECTIONS", 1024, 1..100_000),
         # Read only so that a typo fails here as in the services that call
         # peers; details calls nobody.
         upstream_keepalive: parse.boolean("UPSTREAM_KEEPALIVE", true),

@@ -6,15 +6,17 @@ require "webrick"
 require_relative "json_error_response"
 require_relative "metrics"
 require_relative "servlets"
+require_relative "strict_request"
 
 module Details
   # WEBrick's HTTPServer with the servlets mounted and the common HTTP knobs
   # set through its configuration keys and its documented overridable
-  # methods (service, create_response, access_log, do_OPTIONS).
+  # methods (service, create_request, create_response, access_log,
+  # do_OPTIONS).
   class Server < WEBrick::HTTPServer
-    # WEBrick runs a thread per connection and stops accepting when they are
-    # all taken; a benchmark may hold several hundred keep-alive connections.
-    MAX_CLIENTS = 1024
+    # Details serves no route that takes a body; a body is read (and
+    # dropped) only to keep the connection usable, up to this size.
+    MAX_BODY_BYTES = 1024 * 1024
 
     STANDARD_METHODS = %w[GET HEAD POST PUT DELETE PATCH OPTIONS TRACE CONNECT].freeze
     HTTP_1_0 = WEBrick::HTTPVersion.new("1.0")
@@ -27,6 +29,14 @@ module Details
       @keepalive = settings.keepalive
       @access_log_io = settings.access_log ? access_log_io : nil
       @metrics = Metrics.new
+      @header_timeout = settings.header_timeout
+      # TCP_USER_TIMEOUT in ms: Linux; elsewhere the option is left alone.
+      @user_timeout_ms = settings.keepalive_timeout * 1000 if Socket.const_defined?(:TCP_USER_TIMEOUT)
+      @limits = RequestLimits.new(
+        header_timeout: settings.header_timeout,
+        body_timeout: settings.keepalive_timeout,
+        max_body_bytes: MAX_BODY_BYTES
+      )
       nodelay = settings.nodelay ? 1 : 0
       super(
         BindAddress: settings.listen_address,
@@ -36,13 +46,16 @@ module Details
         AccessLog: [],
         # How long WEBrick waits for the next request on a kept-alive
         # connection (polling every 0.5 s, so that a shutdown is noticed),
-        # and for each line or body read of a request (408 after it).
+        # and for each line or body read of a request (408 after it);
+        # StrictRequest adds the overall limits on top.
         RequestTimeout: settings.keepalive_timeout,
-        MaxClients: MAX_CLIENTS,
+        # WEBrick runs a thread per connection; with all of them taken its
+        # accept loop waits, and new connections wait in the listen backlog.
+        MaxClients: settings.max_connections,
         DoNotReverseLookup: true,
         # Runs in the connection's thread on each accepted socket, before
         # the first request is read.
-        AcceptCallback: ->(sock) { sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, nodelay) }
+        AcceptCallback: ->(sock) { accepted(sock, nodelay) }
       )
       mount("/details", Servlets::Details)
       mount("/health", Servlets::Health)
@@ -72,6 +85,12 @@ module Details
       res["Allow"] = Servlets::ALLOW
     end
 
+    # Every request is read through StrictRequest (strict framing, overall
+    # deadlines); see lib/details/strict_request.rb.
+    def create_request(webrick_config)
+      StrictRequest.new(webrick_config, @limits)
+    end
+
     def create_response(webrick_config)
       JsonErrorResponse.new(webrick_config)
     end
@@ -96,15 +115,46 @@ module Details
 
     private
 
+    # The AcceptCallback. The first head of a connection must be complete
+    # within the header timeout of the accept: StrictRequest reads that
+    # deadline from this thread. WEBrick itself would wait for the first
+    # byte as for a kept-alive connection (HTTP_KEEPALIVE_TIMEOUT_SECONDS),
+    # so the wait for it happens here; with nothing by the deadline the read
+    # side is shut down, WEBrick's request loop then sees end of file and
+    # closes the connection without an answer.
+    #
+    # TCP_USER_TIMEOUT bounds the one wait WEBrick puts no limit on: writing
+    # a response to a client that does not read (its window stays zero, the
+    # write blocks). After HTTP_KEEPALIVE_TIMEOUT_SECONDS without progress
+    # the kernel drops the connection and the write fails.
+    def accepted(sock, nodelay)
+      sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, nodelay)
+      sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms
+      deadline = StrictReader.now + @header_timeout
+      Thread.current[StrictRequest::FIRST_HEAD_DEADLINE] = deadline
+      loop do
+        left = deadline - StrictReader.now
+        break unless left.positive?
+        # In steps of at most 0.5 s, like WEBrick's wait between requests,
+        # so that a shutdown closes a silent new connection at once.
+        return if sock.wait_readable([left, 0.5].min) || status != :Running
+      end
+      sock.shutdown(Socket::SHUT_RD)
+    rescue SystemCallError, IOError => e
+      @logger.debug("accept: #{e.class}")
+    end
+
     # Reads (and drops) the request body before the route answers. WEBrick
     # would read it only after the response is built and close the
     # connection if that failed, behind a response that announced
-    # keep-alive. A body that cannot be read (unknown transfer coding, bad
-    # chunk, POST or PUT without Content-Length, which WEBrick refuses)
-    # makes the response say "Connection: close" instead.
+    # keep-alive. A POST or PUT without Content-Length or Transfer-Encoding
+    # (WEBrick refuses to read it: 411) gets the route's answer with
+    # "Connection: close"; a body that is malformed, too large or too slow
+    # is answered by WEBrick with the error (400, 413, 408) and the
+    # connection closed.
     def read_body(req, res)
       req.body { |_chunk| nil }
-    rescue WEBrick::HTTPStatus::Status => e
+    rescue WEBrick::HTTPStatus::LengthRequired => e
       @logger.debug("request body: #{e.class}")
       res.keep_alive = false
     end
