@@ -158,7 +158,8 @@ function onData(socket, state, chunk) {
   // requests that are not run (every request in one read reaches the
   // app before any can stop the parser): stop reading, or after an error
   // answer or a refusal, end the connection now.
-  if (state.closing) {
+  // (The rest of the body of the last request still goes to the parser.)
+  if (state.closing && (state.last === null || state.last.complete)) {
     if (state.cutOnData) socket.destroy();
     else socket.pause();
     return;

@@ -327,3 +327,17 @@ test('20 connections pipelining 2,000 GET /metrics each without reading: RSS bou
   const closed = await Promise.all(conns.map((c) => c.closedWithin(3000)));
   assert.deepEqual(closed, Array(20).fill(true), 'the flooding connections are closed');
 });
+
+test('a body sent after its head still arrives when the request closes the connection', async (t) => {
+  for (const [env, extra] of [[{ HTTP_KEEPALIVE: 'false' }, ''], [{}, 'Connection: close\r\n']]) {
+    const { port } = await startService(t, { env });
+    const conn = rawSocket(port);
+    await conn.connected;
+    conn.socket.write(`POST /ratings/77 HTTP/1.1\r\nHost: t\r\n${extra}Content-Length: 7\r\n\r\n`);
+    await sleep(100);
+    conn.socket.write('{"a":1}');
+    assert.equal(await conn.closedWithin(2000), true);
+    assert.equal(statusOf(conn.text), 200, conn.text);
+    assert.match(conn.text, /\{"id":77,"ratings":\{"a":1\}\}$/);
+  }
+});
