@@ -67,6 +67,8 @@ function loadConfig(env) {
     noDelay: boolean(env, 'HTTP_NODELAY', true),
     keepAlive: boolean(env, 'HTTP_KEEPALIVE', true),
     keepAliveTimeoutSeconds: integer(env, 'HTTP_KEEPALIVE_TIMEOUT_SECONDS', 60, 1, 3600),
+    headerTimeoutSeconds: integer(env, 'HTTP_HEADER_TIMEOUT_SECONDS', 10, 1, 300),
+    maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1024, 1, 100000),
     // Validated so that one manifest fits all services; ratings calls nobody.
     upstreamKeepAlive: boolean(env, 'UPSTREAM_KEEPALIVE', true),
     upstreamMaxRequestsPerConnection: integer(env, 'UPSTREAM_MAX_REQUESTS_PER_CONNECTION', 100, 1, 1000000),

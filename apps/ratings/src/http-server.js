@@ -1,6 +1,8 @@
 'use strict';
 
-// The node:http server under Express, where the HTTP knobs take effect.
+// The node:http server under Express, where the HTTP knobs take effect, and
+// the checks Node's parser leaves to the application (README, "Hostile
+// input"): Host, Transfer-Encoding, HTTP/0.9, pipelining without bound.
 
 const http = require('node:http');
 
@@ -10,8 +12,12 @@ const http = require('node:http');
 // response object yet, so the answer is written to the socket as bytes.
 // Same status per error code as Node's own default; a JSON body like every
 // other error; Connection: close.
+function errorBody(status) {
+  return JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
+}
+
 function framedError(status) {
-  const body = JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
+  const body = errorBody(status);
   return (
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
     'Content-Type: application/json\r\n' +
@@ -28,28 +34,273 @@ const CLIENT_ERROR_ANSWERS = {
 };
 const BAD_REQUEST = framedError(400);
 
-// Every response of this service is queued on the socket in full by one
-// res.end, so an answer written here lands after any earlier response on a
-// kept-alive connection, never inside one. (One still to be written, a
-// v-delayed answer, is lost with the connection: Node's default handler
-// does the same.)
+// Unanswered requests one connection may have in the service at once. A
+// client that sends more without reading the answers gets 503 + close for
+// the next one and no answer for the rest (RFC 9112 9.3.2: the client
+// retries them on a new connection). No client of this project pipelines;
+// HTTP clients that can (curl before 7.62, old browsers) sent a few.
+const MAX_UNANSWERED_PER_CONNECTION = 16;
+
+// Once the service has decided to close a connection (an error answer, or
+// the request asked for it), the client gets this long to read what is
+// queued for it; then the socket is destroyed, so a client that never reads
+// cannot keep the connection and what it holds.
+const CLOSE_GRACE_MS = 1000;
+
+// A request line without an HTTP version is HTTP/0.9. Node's parser accepts
+// it and then waits for header lines that such a client never sends; this
+// long after such a line, with still no request, the connection is answered
+// 400 and closed.
+const HTTP09_ANSWER_MS = 500;
+// method SP request-target, nothing after: no version.
+const HTTP09_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]+$/;
+// Only the first line is looked at; a longer one is left to Node's limits.
+const FIRST_LINE_MAX = 8192;
+
+// Host = uri-host [ ":" port ] (RFC 9110 7.2, RFC 3986 3.2.2): an IP
+// literal in brackets or a reg-name (possibly empty), then digits.
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
+
+// Per-connection state, kept beside the socket rather than on it.
+const connections = new WeakMap();
+
+function newConnectionState() {
+  return {
+    unanswered: 0, // requests handed to the app whose response has not closed
+    closing: false, // no further request on this connection is processed
+    cutOnData: false, // closing after an error or refusal: more bytes from the client end the connection
+    requests: 0, // requests dispatched by Node's parser
+    last: null, // the last of them
+    firstLine: '', // start of the next request head while it is being looked at; null when not
+    pendingAnswer: null, // a clientError answer waiting for the app's answers before it
+    graceTimer: null,
+    http09Timer: null,
+  };
+}
+
+function stateOf(socket) {
+  let state = connections.get(socket);
+  if (state === undefined) {
+    state = newConnectionState();
+    connections.set(socket, state);
+  }
+  return state;
+}
+
+// Destroys the socket CLOSE_GRACE_MS from now unless it has closed by then.
+function closeWithin(socket, state) {
+  if (state.graceTimer !== null || socket.destroyed) return;
+  state.graceTimer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+  state.graceTimer.unref();
+}
+
+// The answer goes after every answer the app still owes on this connection
+// (a /metrics or v-delayed answer may still be in the making): written now
+// if there is none, else when the last of them has been sent. No answer when
+// the service has already decided to close (its own answer with
+// "Connection: close" is sent or on its way: Node's parser then rejects any
+// further byte, e.g. HPE_CLOSED_CONNECTION after "Connection: close", or the
+// body of a request Node has already handed over).
 function onClientError(err, socket) {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  socket.end(CLIENT_ERROR_ANSWERS[err.code] ?? BAD_REQUEST);
+  const state = stateOf(socket);
+  if (state.closing) {
+    if (state.unanswered === 0) closeWithin(socket, state);
+    return;
+  }
+  state.closing = true;
+  state.cutOnData = true;
+  const answer = CLIENT_ERROR_ANSWERS[err.code] ?? BAD_REQUEST;
+  // The error is in the body of the request in progress: that request's
+  // answer is this one (the app will never see the end of its body).
+  const inBody = state.last !== null && !state.last.complete;
+  if (state.unanswered > 0 && !inBody) {
+    state.pendingAnswer = answer;
+    return;
+  }
+  endWith(socket, state, answer);
 }
 
-function createHttpServer(app, config) {
-  // noDelay: Node sets TCP_NODELAY on each accepted socket when true (its
-  // default); false leaves the kernel default, Nagle on.
-  const server = http.createServer({ noDelay: config.noDelay }, app);
+function endWith(socket, state, answer) {
+  socket.end(answer);
+  closeWithin(socket, state);
+}
+
+// Called when an answer of the app has gone out (or its client left).
+function answered(socket, state) {
+  state.unanswered -= 1;
+  if (state.unanswered > 0 || !state.closing) return;
+  if (state.pendingAnswer === null) {
+    closeWithin(socket, state);
+    return;
+  }
+  const answer = state.pendingAnswer;
+  state.pendingAnswer = null;
+  if (socket.writable) endWith(socket, state, answer);
+  else closeWithin(socket, state);
+}
+
+// True when the connection has nothing in progress, so the next byte that
+// arrives starts a request head (for a client that does not pipeline).
+function quiescent(state) {
+  return state.unanswered === 0 && (state.last === null || state.last.complete);
+}
+
+// Looks at the first line of a request head as it arrives, before Node's
+// parser: an HTTP/0.9 request line is answered 400 unless a request comes
+// out of the parser within HTTP09_ANSWER_MS (so a line that only looks like
+// one, in a head split across reads, costs nothing).
+function onData(socket, state, chunk) {
+  // Bytes after the service decided to close would only be parsed into
+  // requests that are not run (every request in one read reaches the
+  // app before any can stop the parser): stop reading, or after an error
+  // answer or a refusal, end the connection now.
+  // (The rest of the body of the last request still goes to the parser.)
+  if (state.closing && (state.last === null || state.last.complete)) {
+    if (state.cutOnData) socket.destroy();
+    else socket.pause();
+    return;
+  }
+  if (state.firstLine === null) {
+    if (!quiescent(state)) return;
+    state.firstLine = '';
+  }
+  let start = 0;
+  // Node's parser skips empty lines before a request line, so does this.
+  if (state.firstLine === '') {
+    while (start < chunk.length && (chunk[start] === 0x0d || chunk[start] === 0x0a)) start += 1;
+    if (start === chunk.length) return;
+  }
+  const lf = chunk.indexOf(0x0a, start);
+  const stop = lf < 0 ? Math.min(chunk.length, start + FIRST_LINE_MAX) : lf;
+  const line = state.firstLine + chunk.toString('latin1', start, stop);
+  if (lf < 0) {
+    state.firstLine = line.length < FIRST_LINE_MAX ? line : null;
+    return;
+  }
+  state.firstLine = null;
+  if (!HTTP09_LINE.test(line.endsWith('\r') ? line.slice(0, -1) : line)) return;
+  const requestsBefore = state.requests;
+  clearTimeout(state.http09Timer);
+  state.http09Timer = setTimeout(() => {
+    if (state.requests !== requestsBefore || socket.destroyed || !socket.writable) return;
+    state.closing = true;
+    state.cutOnData = true;
+    endWith(socket, state, BAD_REQUEST);
+  }, HTTP09_ANSWER_MS);
+  state.http09Timer.unref();
+}
+
+function onConnection(socket) {
+  const state = stateOf(socket);
+  // A 'data' listener makes Node hand the socket's data to its parser from
+  // JavaScript instead of reading it in C++ ('data' listeners see what the
+  // parser sees); prepended, so this runs before the parser.
+  socket.prependListener('data', (chunk) => onData(socket, state, chunk));
+  socket.once('close', () => {
+    clearTimeout(state.graceTimer);
+    clearTimeout(state.http09Timer);
+  });
+}
+
+// Whether this request ends its connection: "Connection: close", or HTTP/1.0
+// without keep-alive. RFC 9112 9.6: no further request on it is processed.
+function lastOnConnection(req) {
+  const tokens = (req.headers.connection ?? '').toLowerCase().split(',').map((t) => t.trim());
+  if (tokens.includes('close')) return true;
+  return req.httpVersionMajor === 1 && req.httpVersionMinor === 0 && !tokens.includes('keep-alive');
+}
+
+// RFC 9112 3.2: 400 for an HTTP/1.1 request without Host, and for any
+// request with more than one Host line or an invalid value.
+function badHost(req) {
+  const hosts = req.headersDistinct.host;
+  if (hosts === undefined) return req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+  return hosts.length !== 1 || !HOST.test(hosts[0]);
+}
+
+// Node's parser rejects Transfer-Encoding with Content-Length, and a request
+// Transfer-Encoding whose last coding is not chunked; "gzip, chunked" passes
+// it, and ratings decodes no transfer coding but chunked.
+function badTransferEncoding(req) {
+  const te = req.headers['transfer-encoding'];
+  return te !== undefined && te.trim().toLowerCase() !== 'chunked';
+}
+
+function answerAndClose(res, status) {
+  const body = errorBody(status);
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  res.end(body);
+}
+
+// The server's request listener: the checks above, then the Express app.
+// connection.close: every response closes its connection (HTTP_KEEPALIVE
+// false, or a drain has begun), so later pipelined requests are not run.
+function createRequestListener(app, connection) {
+  return (req, res) => {
+    const socket = req.socket;
+    const state = stateOf(socket);
+    state.requests += 1;
+    state.last = req;
+    state.firstLine = null;
+    // A close has been decided: the request is not run and gets no answer;
+    // the connection closes after the answers queued before it.
+    if (state.closing) return;
+    if (state.unanswered >= MAX_UNANSWERED_PER_CONNECTION) {
+      state.closing = true;
+      state.cutOnData = true;
+      answerAndClose(res, 503);
+      closeWithin(socket, state);
+      return;
+    }
+    if (req.httpVersionMajor !== 1 || badHost(req) || badTransferEncoding(req)) {
+      state.closing = true;
+      state.cutOnData = true;
+      answerAndClose(res, 400);
+      closeWithin(socket, state);
+      return;
+    }
+    if (connection.close || lastOnConnection(req)) state.closing = true;
+    state.unanswered += 1;
+    res.once('close', () => answered(socket, state));
+    app(req, res);
+  };
+}
+
+function createHttpServer(app, config, connection = { close: !config.keepAlive }) {
+  const headersTimeout = config.headerTimeoutSeconds * 1000;
+  const server = http.createServer(
+    {
+      // Node sets TCP_NODELAY on each accepted socket when true (its
+      // default); false leaves the kernel default, Nagle on.
+      noDelay: config.noDelay,
+      // A request head must be complete this long after its first byte,
+      // and a new connection's first head this long after the accept;
+      // checked every connectionsCheckingInterval (Node's default 30 s).
+      headersTimeout,
+      connectionsCheckingInterval: 500,
+      // Whole request, head and body: Node's default, at least the head's.
+      requestTimeout: Math.max(300_000, headersTimeout),
+      // Checked by the request listener instead, to answer with a JSON body.
+      requireHostHeader: false,
+    },
+    createRequestListener(app, connection),
+  );
+  // Beyond this, Node closes new connections as soon as it accepts them.
+  server.maxConnections = config.maxConnections;
   // Idle time between requests on a kept-alive socket, advertised as
   // "Keep-Alive: timeout=N".
   server.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
+  server.on('connection', onConnection);
   server.on('clientError', onClientError);
   return server;
 }
 
-module.exports = { createHttpServer };
+module.exports = { createHttpServer, MAX_UNANSWERED_PER_CONNECTION, CLOSE_GRACE_MS, HTTP09_ANSWER_MS };

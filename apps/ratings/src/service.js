@@ -37,7 +37,7 @@ function createService(config, { now, random, schedule, stdout = process.stdout,
     schedule,
     logger,
   });
-  const server = createHttpServer(app, config);
+  const server = createHttpServer(app, config, connection);
 
   let drained = null;
   // Resolves with the exit status: 0 when every connection finished within

@@ -164,7 +164,7 @@ test('malformed percent-encoding in a route answers 400 JSON', async (t) => {
 
 test('HTTP_NODELAY and HTTP_KEEPALIVE_TIMEOUT_SECONDS set the node:http server options', () => {
   const app = () => {};
-  const base = { keepAliveTimeoutSeconds: 60 };
+  const base = { keepAliveTimeoutSeconds: 60, headerTimeoutSeconds: 10, maxConnections: 1024, keepAlive: true };
   assert.equal(createHttpServer(app, { ...base, noDelay: true }).noDelay, true);
   assert.equal(createHttpServer(app, { ...base, noDelay: false }).noDelay, false);
   assert.equal(createHttpServer(app, { ...base, noDelay: false, keepAliveTimeoutSeconds: 7 }).keepAliveTimeout, 7000);
