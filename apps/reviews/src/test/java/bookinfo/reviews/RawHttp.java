@@ -55,7 +55,7 @@ final class RawHttp implements Closeable {
 
     /**
      * Sends raw bytes on a fresh connection and reads until the server closes it, nothing more has
-     * come for quietMillis, or maxMillis have passed.
+     * come for quietMillis after the last byte received, or maxMillis have passed.
      */
     static Exchange exchange(int port, byte[] request, int quietMillis, int maxMillis) throws IOException {
         try (Socket socket = new Socket("127.0.0.1", port)) {
@@ -66,7 +66,7 @@ final class RawHttp implements Closeable {
     }
 
     static Exchange exchange(int port, String request) throws IOException {
-        return exchange(port, request.getBytes(StandardCharsets.ISO_8859_1), 700, 5000);
+        return exchange(port, request.getBytes(StandardCharsets.ISO_8859_1), 1500, 8000);
     }
 
     /** What the server sends on an open socket from now on (see exchange). */
@@ -79,7 +79,10 @@ final class RawHttp implements Closeable {
         InputStream in = socket.getInputStream();
         while (true) {
             long now = System.nanoTime();
-            long left = Math.min(quietMillis - (now - last) / 1_000_000, maxMillis - (now - start) / 1_000_000);
+            long left = maxMillis - (now - start) / 1_000_000;
+            if (got.size() > 0) {
+                left = Math.min(left, quietMillis - (now - last) / 1_000_000);
+            }
             if (left <= 0) {
                 break;
             }
