@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 import org.apache.coyote.Constants;
 import org.apache.coyote.Processor;
 import org.apache.coyote.Request;
@@ -42,8 +43,10 @@ import org.apache.tomcat.util.net.SocketWrapperBase;
  * connection; Tomcat's connection handler answers ERROR by closing. (Shortening the read timeout
  * and leaving the close to the poller does not work: the poller checks timeouts only when it wakes,
  * and while bytes keep trickling in it wakes right after each read, when no timeout has passed.)
- * A request whose head completes just as its deadline passes is served first, then the connection
- * is closed.
+ * The sweep looks at a connection only while holding its lock (tryLock; a connection a worker is
+ * on is looked at in a later sweep), so a request being served is never touched, however long it
+ * takes. A request whose head completes just as its deadline passes is served first, then the
+ * connection is closed.
  */
 public class HeadDeadlineProtocol extends Http11NioProtocol {
 
@@ -138,12 +141,25 @@ public class HeadDeadlineProtocol extends Http11NioProtocol {
                 track = new Track(now, lastWrite(connection), served);
             }
             seen.put(connection, track);
-            OptionalLong deadline = deadline(connection, track, now, timeout, idle);
-            if (deadline.isPresent() && now - deadline.getAsLong() > 0
-                    && (track.closeSent == -1 || now - track.closeSent > RESEND_NANOS)) {
-                // Once; again only if it is somehow still open a second later (a busy executor).
-                track.closeSent = now;
-                connection.processSocket(SocketEvent.ERROR, true);
+            // Tomcat's workers hold this lock while they handle an event for the connection: parsing
+            // bytes that just came, or serving a request, however long that takes. Taking it here
+            // means the state read below is not changing underneath, and a connection being served
+            // is left alone (its response, once written, marks its head as done).
+            Lock lock = connection.getLock();
+            if (!lock.tryLock()) {
+                continue;
+            }
+            try {
+                OptionalLong deadline = deadline(connection, track, now, timeout, idle);
+                if (deadline.isPresent() && now - deadline.getAsLong() > 0
+                        && (track.closeSent == -1 || now - track.closeSent > RESEND_NANOS)) {
+                    // Once; again only if it is somehow still open a second later (a busy executor).
+                    // The event's worker waits for this lock, so it runs after this sweep lets go.
+                    track.closeSent = now;
+                    connection.processSocket(SocketEvent.ERROR, true);
+                }
+            } finally {
+                lock.unlock();
             }
         }
         tracks = seen;
@@ -152,8 +168,8 @@ public class HeadDeadlineProtocol extends Http11NioProtocol {
     /** Empty while a request is being served: its time is the application's, not the head's. */
     private static OptionalLong deadline(SocketWrapperBase<NioChannel> connection, Track track, long now,
             long timeout, long idle) {
-        // The processor first, then the last write: a request that is served and released between the
-        // two reads has written by the time the second one runs, so it is never missed.
+        // Under the connection's lock no worker holds its processor: one parked on the connection
+        // (Tomcat's "long" state) is waiting for the rest of a head, or for an asynchronous request.
         long headStart = -1;
         if (connection.getCurrentProcessor() instanceof Processor processor) {
             Request request = processor.getRequest();
