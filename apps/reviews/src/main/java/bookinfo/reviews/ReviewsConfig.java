@@ -16,6 +16,8 @@ public record ReviewsConfig(
         boolean httpNoDelay,
         boolean httpKeepAlive,
         int httpKeepAliveTimeoutSeconds,
+        int httpHeaderTimeoutSeconds,
+        int httpMaxConnections,
         boolean upstreamKeepAlive,
         int upstreamMaxRequestsPerConnection,
         int shutdownTimeoutSeconds,
@@ -41,6 +43,8 @@ public record ReviewsConfig(
         boolean noDelay = g.bool("HTTP_NODELAY", true);
         boolean keepAlive = g.bool("HTTP_KEEPALIVE", true);
         int keepAliveTimeout = g.integer("HTTP_KEEPALIVE_TIMEOUT_SECONDS", 60, 1, 3600);
+        int headerTimeout = g.integer("HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 300);
+        int maxConnections = g.integer("HTTP_MAX_CONNECTIONS", 1024, 1, 100_000);
         boolean upstreamKeepAlive = g.bool("UPSTREAM_KEEPALIVE", true);
         int maxRequests = g.integer("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1, 1_000_000);
         int shutdownTimeout = g.integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 300);
@@ -55,9 +59,10 @@ public record ReviewsConfig(
         int ratingsPort = g.integer("RATINGS_SERVICE_PORT", 9080, 1, 65535);
         String domain = g.raw("SERVICES_DOMAIN") == null ? "" : g.raw("SERVICES_DOMAIN").strip();
         String host = domain.isEmpty() ? ratingsHost : ratingsHost + "." + domain;
-        return new ReviewsConfig(port, listenAddress, noDelay, keepAlive, keepAliveTimeout, upstreamKeepAlive,
-                maxRequests, shutdownTimeout, accessLog, logLevel, enableRatings, starColor, clusterName,
-                podName(env.get("HOSTNAME")), serviceVersion, "http://" + bracketIpv6(host) + ":" + ratingsPort);
+        return new ReviewsConfig(port, listenAddress, noDelay, keepAlive, keepAliveTimeout, headerTimeout,
+                maxConnections, upstreamKeepAlive, maxRequests, shutdownTimeout, accessLog, logLevel, enableRatings,
+                starColor, clusterName, podName(env.get("HOSTNAME")), serviceVersion,
+                "http://" + bracketIpv6(host) + ":" + ratingsPort);
     }
 
     /** Black stars wait 10 s for ratings, any other colour 2.5 s (upstream compares with "black" exactly). */
@@ -76,8 +81,9 @@ public record ReviewsConfig(
     /** The same settings on another port; tests pass 0 for an ephemeral one, which PORT does not allow. */
     public ReviewsConfig withPort(int newPort) {
         return new ReviewsConfig(newPort, listenAddress, httpNoDelay, httpKeepAlive, httpKeepAliveTimeoutSeconds,
-                upstreamKeepAlive, upstreamMaxRequestsPerConnection, shutdownTimeoutSeconds, accessLog, logLevel,
-                enableRatings, starColor, clusterName, podName, serviceVersion, ratingsBaseUrl);
+                httpHeaderTimeoutSeconds, httpMaxConnections, upstreamKeepAlive, upstreamMaxRequestsPerConnection,
+                shutdownTimeoutSeconds, accessLog, logLevel, enableRatings, starColor, clusterName, podName, serviceVersion,
+                ratingsBaseUrl);
     }
 
     public Duration shutdownTimeout() {

@@ -32,6 +32,12 @@ public final class ReviewsServer {
                 // -1: unlimited requests per connection; 1: Tomcat sends "Connection: close" and closes.
                 "server.tomcat.max-keep-alive-requests", config.httpKeepAlive() ? -1 : 1,
                 "server.tomcat.keep-alive-timeout", config.httpKeepAliveTimeoutSeconds() + "s",
+                // Tomcat's connectionTimeout: how long a new connection may stay silent, and the longest
+                // pause between two reads of a head or a body (and between two writes). The whole head is
+                // bounded by HeadDeadlineProtocol (TomcatKnobs).
+                "server.tomcat.connection-timeout", config.httpHeaderTimeoutSeconds() + "s",
+                // Beyond it Tomcat stops accepting: new connections wait in the listen backlog.
+                "server.tomcat.max-connections", config.httpMaxConnections(),
                 "spring.lifecycle.timeout-per-shutdown-phase", config.shutdownTimeoutSeconds() + "s",
                 "logging.level.root", config.logLevel());
     }

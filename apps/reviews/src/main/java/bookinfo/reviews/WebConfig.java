@@ -10,8 +10,9 @@ import org.springframework.core.Ordered;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
- * The servlet side of the web layer: the two filters, for every request Tomcat dispatches
- * (RequestObserver first: metrics, access log; then WholeResponses), and the DispatcherServlet.
+ * The servlet side of the web layer: the three filters, for every request Tomcat dispatches
+ * (RequestObserver first: metrics, access log; ChunkedBodyCheck; then WholeResponses, which also
+ * wraps the error page's dispatch), and the DispatcherServlet.
  */
 @Configuration(proxyBeanMethods = false)
 class WebConfig {
@@ -37,6 +38,14 @@ class WebConfig {
     }
 
     @Bean
+    FilterRegistrationBean<ChunkedBodyCheck> chunkedBodyCheckRegistration() {
+        FilterRegistrationBean<ChunkedBodyCheck> registration = new FilterRegistrationBean<>(new ChunkedBodyCheck());
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+        registration.setDispatcherTypes(DispatcherType.REQUEST);
+        return registration;
+    }
+
+    @Bean
     WholeResponses wholeResponses() {
         return new WholeResponses();
     }
@@ -44,8 +53,8 @@ class WebConfig {
     @Bean
     FilterRegistrationBean<WholeResponses> wholeResponsesRegistration(WholeResponses wholeResponses) {
         FilterRegistrationBean<WholeResponses> registration = new FilterRegistrationBean<>(wholeResponses);
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
-        registration.setDispatcherTypes(DispatcherType.REQUEST);
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 2);
+        registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ERROR);
         return registration;
     }
 }

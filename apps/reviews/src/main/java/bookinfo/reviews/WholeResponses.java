@@ -34,6 +34,16 @@ final class WholeResponses extends OncePerRequestFilter implements ApplicationLi
         draining = true;
     }
 
+    /**
+     * Also the error page's response (JsonErrorController, after a sendError raised inside the
+     * application, e.g. by Tomcat when ChunkedBodyCheck's read fails): buffered like any other, so
+     * it too leaves with a Content-Length.
+     */
+    @Override
+    protected boolean shouldNotFilterErrorDispatch() {
+        return false;
+    }
+
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {

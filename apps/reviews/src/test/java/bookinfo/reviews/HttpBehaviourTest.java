@@ -144,7 +144,10 @@ class HttpBehaviourTest {
         assertEquals(-1, defaults.getMaxKeepAliveRequests());
         assertEquals(60_000, defaults.getKeepAliveTimeout());
         assertEquals(400, defaults.getMaxThreads());
-        assertTrue(defaults.getMaxConnections() >= 400);
+        assertEquals(1024, defaults.getMaxConnections());
+        assertEquals(1024, defaults.getAcceptCount());
+        assertEquals(10_000, defaults.getConnectionTimeout());
+        assertEquals(10_000, ((HeadDeadlineProtocol) defaults).getHeadTimeoutMillis());
         assertEquals(1, protocol(noKeepAlive).getMaxKeepAliveRequests());
         assertFalse(protocol(tuned).getTcpNoDelay());
         assertEquals(1000, protocol(tuned).getKeepAliveTimeout());

@@ -28,6 +28,8 @@ class ProcessTest {
         "UPSTREAM_MAX_REQUESTS_PER_CONNECTION | many   | reviews: invalid UPSTREAM_MAX_REQUESTS_PER_CONNECTION=\"many\": want an integer from 1 to 1000000",
         "ENABLE_RATINGS                       | yes    | reviews: invalid ENABLE_RATINGS=\"yes\": want true or false",
         "PORT                                 | 70000  | reviews: invalid PORT=\"70000\": want an integer from 1 to 65535",
+        "HTTP_HEADER_TIMEOUT_SECONDS          | 0      | reviews: invalid HTTP_HEADER_TIMEOUT_SECONDS=\"0\": want an integer from 1 to 300",
+        "HTTP_MAX_CONNECTIONS                 | lots   | reviews: invalid HTTP_MAX_CONNECTIONS=\"lots\": want an integer from 1 to 100000",
     })
     void badKnobExitsWithStatus2AndOneLineNamingVariableAndValue(String variable, String value, String message)
             throws Exception {

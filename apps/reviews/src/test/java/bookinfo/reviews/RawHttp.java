@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 /**
  * A minimal HTTP/1.1 client on one raw socket, so tests see exactly what goes over the wire:
@@ -30,6 +31,80 @@ final class RawHttp implements Closeable {
         String text() {
             return new String(body, StandardCharsets.UTF_8);
         }
+    }
+
+    /**
+     * Everything the server sent for some raw bytes: its text (ISO-8859-1), whether it closed the
+     * connection, and the time from the end of the request to the close or the last byte.
+     */
+    record Exchange(String text, boolean closed, long millis) {
+
+        /** A status line, wherever it starts: after a body without a newline too. */
+        private static final Pattern STATUS_LINE = Pattern.compile("HTTP/1\\.1 \\d{3} ");
+
+        /** Status lines in the output: how many responses the server wrote. */
+        int responses() {
+            return (int) STATUS_LINE.matcher(text).results().count();
+        }
+
+        /** The status of the first response, or -1 when there was none. */
+        int status() {
+            return text.startsWith("HTTP/1.1 ") ? Integer.parseInt(text.substring(9, 12)) : -1;
+        }
+    }
+
+    /**
+     * Sends raw bytes on a fresh connection and reads until the server closes it, nothing more has
+     * come for quietMillis after the last byte received, or maxMillis have passed.
+     */
+    static Exchange exchange(int port, byte[] request, int quietMillis, int maxMillis) throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.getOutputStream().write(request);
+            socket.getOutputStream().flush();
+            return collect(socket, quietMillis, maxMillis);
+        }
+    }
+
+    static Exchange exchange(int port, String request) throws IOException {
+        return exchange(port, request.getBytes(StandardCharsets.ISO_8859_1), 1500, 8000);
+    }
+
+    /** What the server sends on an open socket from now on (see exchange). */
+    static Exchange collect(Socket socket, int quietMillis, int maxMillis) throws IOException {
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        long start = System.nanoTime();
+        long last = start;
+        boolean closed = false;
+        byte[] buffer = new byte[8192];
+        InputStream in = socket.getInputStream();
+        while (true) {
+            long now = System.nanoTime();
+            long left = maxMillis - (now - start) / 1_000_000;
+            if (got.size() > 0) {
+                left = Math.min(left, quietMillis - (now - last) / 1_000_000);
+            }
+            if (left <= 0) {
+                break;
+            }
+            socket.setSoTimeout((int) left);
+            int n;
+            try {
+                n = in.read(buffer);
+            } catch (SocketTimeoutException e) {
+                continue;
+            } catch (IOException e) {
+                closed = true; // reset
+                last = System.nanoTime();
+                break;
+            }
+            last = System.nanoTime();
+            if (n == -1) {
+                closed = true;
+                break;
+            }
+            got.write(buffer, 0, n);
+        }
+        return new Exchange(got.toString(StandardCharsets.ISO_8859_1), closed, (last - start) / 1_000_000);
     }
 
     private final Socket socket;
@@ -89,6 +164,11 @@ final class RawHttp implements Closeable {
             return new Response(status, headers, chunked(), true);
         }
         return new Response(status, headers, in.readAllBytes(), false);
+    }
+
+    /** The connection itself, for tests that write raw bytes on a kept-alive connection. */
+    Socket socket() {
+        return socket;
     }
 
     int localPort() {

@@ -21,6 +21,8 @@ class ReviewsConfigTest {
         assertTrue(c.httpNoDelay());
         assertTrue(c.httpKeepAlive());
         assertEquals(60, c.httpKeepAliveTimeoutSeconds());
+        assertEquals(10, c.httpHeaderTimeoutSeconds());
+        assertEquals(1024, c.httpMaxConnections());
         assertTrue(c.upstreamKeepAlive());
         assertEquals(100, c.upstreamMaxRequestsPerConnection());
         assertEquals(10, c.shutdownTimeoutSeconds());
@@ -46,13 +48,19 @@ class ReviewsConfigTest {
     @Test
     void integersAcceptTheirRangeLimits() {
         ReviewsConfig low = ReviewsConfig.fromEnv(Map.of("PORT", "1", "HTTP_KEEPALIVE_TIMEOUT_SECONDS", "1",
-                "UPSTREAM_MAX_REQUESTS_PER_CONNECTION", "1", "SHUTDOWN_TIMEOUT_SECONDS", "1"));
+                "UPSTREAM_MAX_REQUESTS_PER_CONNECTION", "1", "SHUTDOWN_TIMEOUT_SECONDS", "1",
+                "HTTP_HEADER_TIMEOUT_SECONDS", "1", "HTTP_MAX_CONNECTIONS", " 1 "));
         assertEquals(1, low.port());
+        assertEquals(1, low.httpHeaderTimeoutSeconds());
+        assertEquals(1, low.httpMaxConnections());
         assertEquals(1, low.httpKeepAliveTimeoutSeconds());
         assertEquals(1, low.upstreamMaxRequestsPerConnection());
         ReviewsConfig high = ReviewsConfig.fromEnv(Map.of("PORT", "65535", "HTTP_KEEPALIVE_TIMEOUT_SECONDS", "3600",
-                "UPSTREAM_MAX_REQUESTS_PER_CONNECTION", "1000000", "SHUTDOWN_TIMEOUT_SECONDS", "300"));
+                "UPSTREAM_MAX_REQUESTS_PER_CONNECTION", "1000000", "SHUTDOWN_TIMEOUT_SECONDS", "300",
+                "HTTP_HEADER_TIMEOUT_SECONDS", "300", "HTTP_MAX_CONNECTIONS", "100000"));
         assertEquals(65535, high.port());
+        assertEquals(300, high.httpHeaderTimeoutSeconds());
+        assertEquals(100_000, high.httpMaxConnections());
         assertEquals(3600, high.httpKeepAliveTimeoutSeconds());
         assertEquals(1_000_000, high.upstreamMaxRequestsPerConnection());
         assertEquals(Duration.ofSeconds(300), high.shutdownTimeout());
@@ -76,6 +84,12 @@ class ReviewsConfigTest {
         "HTTP_KEEPALIVE_TIMEOUT_SECONDS       | 1.5       | invalid HTTP_KEEPALIVE_TIMEOUT_SECONDS=\"1.5\": want an integer from 1 to 3600",
         "UPSTREAM_MAX_REQUESTS_PER_CONNECTION | 1000001   | invalid UPSTREAM_MAX_REQUESTS_PER_CONNECTION=\"1000001\": want an integer from 1 to 1000000",
         "SHUTDOWN_TIMEOUT_SECONDS             | 301       | invalid SHUTDOWN_TIMEOUT_SECONDS=\"301\": want an integer from 1 to 300",
+        "HTTP_HEADER_TIMEOUT_SECONDS          | 0         | invalid HTTP_HEADER_TIMEOUT_SECONDS=\"0\": want an integer from 1 to 300",
+        "HTTP_HEADER_TIMEOUT_SECONDS          | 301       | invalid HTTP_HEADER_TIMEOUT_SECONDS=\"301\": want an integer from 1 to 300",
+        "HTTP_HEADER_TIMEOUT_SECONDS          | 2.5       | invalid HTTP_HEADER_TIMEOUT_SECONDS=\"2.5\": want an integer from 1 to 300",
+        "HTTP_MAX_CONNECTIONS                 | 0         | invalid HTTP_MAX_CONNECTIONS=\"0\": want an integer from 1 to 100000",
+        "HTTP_MAX_CONNECTIONS                 | 100001    | invalid HTTP_MAX_CONNECTIONS=\"100001\": want an integer from 1 to 100000",
+        "HTTP_MAX_CONNECTIONS                 | 1e3       | invalid HTTP_MAX_CONNECTIONS=\"1e3\": want an integer from 1 to 100000",
         "RATINGS_SERVICE_PORT                 | http      | invalid RATINGS_SERVICE_PORT=\"http\": want an integer from 1 to 65535",
         "RATINGS_HOSTNAME                     | ''        | invalid RATINGS_HOSTNAME=\"\": want a host name",
         "LOG_LEVEL                            | verbose   | invalid LOG_LEVEL=\"verbose\": want one of debug, error, info, warn",
