@@ -33,6 +33,7 @@ func TestLongHeaderLineIsOneRequest(t *testing.T) {
 	paths := map[string]string{"productpage": "/health", "details": "/details/0", "reviews": "/reviews/0", "ratings": "/ratings/0"}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			t.Parallel()
 			for _, n := range boundaryLineLengths {
 				for _, second := range []string{"jwt: /health HTTP/1.1", "Authorization: /health HTTP/1.1"} {
 					raw := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n%s\r\n\r\n", paths[svc], longLine("X", n), second)

@@ -3,7 +3,9 @@ package e2e
 // Shared raw-socket helpers of the hostile-input suite (hostile_*_test.go):
 // requests written byte for byte on loopback, every answer collected until
 // the server closes or falls silent, and the resident memory of a service's
-// process group read from /proc.
+// process group read from /proc. Checks that only wait on sockets run the
+// four services in parallel subtests; the slow-client checks, which read
+// memory and load the machine, one service after another.
 
 import (
 	"bufio"

@@ -27,6 +27,7 @@ func TestOldAndBareLFRequestLinesAreAnsweredQuickly(t *testing.T) {
 	}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			t.Parallel()
 			for _, c := range cases {
 				r := exchange(t, st.port(svc), c.raw, false, time.Second, time.Second)
 				switch {
@@ -63,6 +64,7 @@ func TestMust400(t *testing.T) {
 	}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			t.Parallel()
 			for _, c := range cases {
 				r := exchange(t, st.port(svc), c.head+"\r\n", false, time.Second, 2*time.Second)
 				if len(r.resps) != 1 || r.resps[0].status != 400 || r.garbage != "" {
@@ -81,6 +83,7 @@ func TestTruncatedHeadIsNotServed(t *testing.T) {
 	paths := map[string]string{"productpage": "/health", "details": "/details/0", "reviews": "/reviews/0", "ratings": "/ratings/0"}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			t.Parallel()
 			for _, tail := range []string{"", "X-Test: a\r\n", "X-Test: a"} {
 				raw := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s", paths[svc], tail)
 				r := exchange(t, st.port(svc), raw, true, 2*time.Second, 2*time.Second)

@@ -68,6 +68,7 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 	st := stackHostile.need(t)
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			t.Parallel()
 			held := 0
 			for _, c := range framingCases {
 				r := exchange(t, st.port(svc), c.raw(postPaths[svc]), false, time.Second, 3*time.Second)
@@ -104,6 +105,7 @@ func TestHugeChunkSizeIsAnsweredQuickly(t *testing.T) {
 	}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			t.Parallel()
 			for _, sz := range sizes {
 				name, size := sz.name, sz.size
 				raw := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n%s\r\nhello\r\n0\r\n\r\n%s",
