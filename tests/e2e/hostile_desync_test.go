@@ -37,7 +37,7 @@ func TestLongHeaderLineIsOneRequest(t *testing.T) {
 			for _, n := range boundaryLineLengths {
 				for _, second := range []string{"jwt: /health HTTP/1.1", "Authorization: /health HTTP/1.1"} {
 					raw := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n%s\r\n\r\n", paths[svc], longLine("X", n), second)
-					r := exchange(t, st.port(svc), raw, false, 600*time.Millisecond, 3*time.Second)
+					r := exchange(t, st.port(svc), raw, false, 3*time.Second, 600*time.Millisecond)
 					if len(r.resps) != 1 || r.garbage != "" {
 						t.Errorf("%d-byte header line, then %q: %v; want exactly one response", n, second, r)
 					} else if r.resps[0].status >= 400 && !r.closed {

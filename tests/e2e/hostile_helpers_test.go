@@ -69,6 +69,8 @@ func (r exchangeResult) String() string {
 		s += fmt.Sprintf(", then non-HTTP bytes %q", truncate(r.garbage, 80))
 	case r.closed:
 		s += ", then closed"
+	case len(r.resps) == 0:
+		return s + ", connection left open"
 	default:
 		s += ", connection left open"
 	}
@@ -86,9 +88,10 @@ func (r exchangeResult) statuses() []int {
 
 // exchange writes raw to port on a new connection (half-closing it when
 // halfClose is set) and reads responses until the server closes, sends
-// something that is not a response, stays silent for quiet, or total has
-// passed since the write.
-func exchange(t *testing.T, port int, raw string, halfClose bool, quiet, total time.Duration) exchangeResult {
+// something that is not a response, or stays silent: for first before the
+// first response (a cold JVM may take a while), for quiet after each one.
+// It reads at most ten responses.
+func exchange(t *testing.T, port int, raw string, halfClose bool, first, quiet time.Duration) exchangeResult {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)
 	if err != nil {
@@ -104,25 +107,19 @@ func exchange(t *testing.T, port int, raw string, halfClose bool, quiet, total t
 		conn.(*net.TCPConn).CloseWrite()
 	}
 	start := time.Now()
-	end := start.Add(total)
 	br := bufio.NewReader(conn)
-	for {
-		dl := time.Now().Add(quiet)
-		if dl.After(end) {
-			dl = end
-		}
-		conn.SetReadDeadline(dl)
+	for wait := first; len(res.resps) < 10; wait = quiet {
+		conn.SetReadDeadline(time.Now().Add(wait))
 		// Peek first: tells a silent server from a closed one, and bytes
 		// that do not start a status line from a response.
 		head, err := br.Peek(5)
 		if err != nil {
-			res.closed = !isTimeout(err)
-			if len(head) > 0 && res.closed {
-				res.garbage = string(head)
+			if isTimeout(err) {
+				return res
 			}
-			if res.closed {
-				res.wait = time.Since(start)
-			}
+			res.closed = true
+			res.garbage = string(head)
+			res.wait = time.Since(start)
 			return res
 		}
 		if string(head) != "HTTP/" {
@@ -145,10 +142,8 @@ func exchange(t *testing.T, port int, raw string, halfClose bool, quiet, total t
 			res.closed = !isTimeout(berr)
 			return res
 		}
-		if time.Now().After(end) {
-			return res
-		}
 	}
+	return res
 }
 
 func isTimeout(err error) bool {

@@ -29,7 +29,7 @@ func TestLoginBoundsItsInput(t *testing.T) {
 	for _, c := range cases {
 		raw := fmt.Sprintf("POST /login%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 			c.query, port, len(c.body), c.body)
-		r := exchange(t, port, raw, false, 3*time.Second, 5*time.Second)
+		r := exchange(t, port, raw, false, 5*time.Second, time.Second)
 		if len(r.resps) != 1 || r.resps[0].status != c.want {
 			t.Errorf("POST /login with a %s: %v; want one %d", c.name, r, c.want)
 			continue
@@ -46,7 +46,7 @@ func TestStaticPathEscapeIsJSON404(t *testing.T) {
 	st := stackHostile.need(t)
 	for _, path := range []string{"/static//etc/passwd", "/static/../../etc/passwd", "/static/%2e%2e/%2e%2e/etc/passwd"} {
 		raw := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n", path)
-		r := exchange(t, st.port("productpage"), raw, false, 2*time.Second, 3*time.Second)
+		r := exchange(t, st.port("productpage"), raw, false, 3*time.Second, time.Second)
 		if len(r.resps) != 1 {
 			t.Errorf("GET %s: %v", path, r)
 			continue

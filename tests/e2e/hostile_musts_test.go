@@ -66,7 +66,7 @@ func TestMust400(t *testing.T) {
 		t.Run(svc, func(t *testing.T) {
 			t.Parallel()
 			for _, c := range cases {
-				r := exchange(t, st.port(svc), c.head+"\r\n", false, time.Second, 2*time.Second)
+				r := exchange(t, st.port(svc), c.head+"\r\n", false, 3*time.Second, time.Second)
 				if len(r.resps) != 1 || r.resps[0].status != 400 || r.garbage != "" {
 					t.Errorf("%s: %v; want one 400", c.name, r)
 				}
@@ -86,7 +86,7 @@ func TestTruncatedHeadIsNotServed(t *testing.T) {
 			t.Parallel()
 			for _, tail := range []string{"", "X-Test: a\r\n", "X-Test: a"} {
 				raw := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s", paths[svc], tail)
-				r := exchange(t, st.port(svc), raw, true, 2*time.Second, 2*time.Second)
+				r := exchange(t, st.port(svc), raw, true, 2*time.Second, time.Second)
 				for _, p := range r.resps {
 					if p.status < 400 {
 						t.Errorf("head ending in %q, then end of stream: %v: served as a complete request", tail, r)

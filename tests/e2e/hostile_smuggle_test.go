@@ -71,7 +71,7 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 			t.Parallel()
 			held := 0
 			for _, c := range framingCases {
-				r := exchange(t, st.port(svc), c.raw(postPaths[svc]), false, time.Second, 3*time.Second)
+				r := exchange(t, st.port(svc), c.raw(postPaths[svc]), false, 3*time.Second, time.Second)
 				want := []int{400}
 				if c.ok501 {
 					want = append(want, 501)
@@ -111,7 +111,7 @@ func TestHugeChunkSizeIsAnsweredQuickly(t *testing.T) {
 				raw := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n%s\r\nhello\r\n0\r\n\r\n%s",
 					postPaths[svc], size, smuggled)
 				start := time.Now()
-				r := exchange(t, st.port(svc), raw, false, 2*time.Second, 2*time.Second)
+				r := exchange(t, st.port(svc), raw, false, 2*time.Second, time.Second)
 				switch {
 				case len(r.resps) > 1 || r.garbage != "":
 					t.Errorf("chunk size %s (%s): %v", size, name, r)
