@@ -39,9 +39,9 @@ func TestLongHeaderLineIsOneRequest(t *testing.T) {
 					raw := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n%s\r\n\r\n", paths[svc], longLine("X", n), second)
 					r := exchange(t, st.port(svc), raw, false, 3*time.Second, 600*time.Millisecond)
 					if len(r.resps) != 1 || r.garbage != "" {
-						t.Errorf("%d-byte header line, then %q: %v; want exactly one response", n, second, r)
+						t.Errorf("%s: %d-byte header line, then %q: %v; want exactly one response", svc, n, second, r)
 					} else if r.resps[0].status >= 400 && !r.closed {
-						t.Errorf("%d-byte header line, then %q: %v; a refused request must close the connection", n, second, r)
+						t.Errorf("%s: %d-byte header line, then %q: %v; a refused request must close the connection", svc, n, second, r)
 					}
 				}
 			}

@@ -32,13 +32,13 @@ func TestOldAndBareLFRequestLinesAreAnsweredQuickly(t *testing.T) {
 				r := exchange(t, st.port(svc), c.raw, false, time.Second, time.Second)
 				switch {
 				case r.garbage != "":
-					t.Errorf("%s: %v: not an HTTP/1.x response", c.name, r)
+					t.Errorf("%s: %s: %v: not an HTTP/1.x response", svc, c.name, r)
 				case len(r.resps) == 0 && !r.closed:
-					t.Errorf("%s: nothing within 1 s, connection still open", c.name)
+					t.Errorf("%s: %s: nothing within 1 s, connection still open", svc, c.name)
 				case len(r.resps) > 1:
-					t.Errorf("%s: %v", c.name, r)
+					t.Errorf("%s: %s: %v", svc, c.name, r)
 				case len(r.resps) == 1 && !c.anyStatus && !slices.Contains([]int{400, 505}, r.resps[0].status):
-					t.Errorf("%s: %v; want 400 (or 505) or a close", c.name, r)
+					t.Errorf("%s: %s: %v; want 400 (or 505) or a close", svc, c.name, r)
 				}
 			}
 		})
@@ -68,7 +68,7 @@ func TestMust400(t *testing.T) {
 			for _, c := range cases {
 				r := exchange(t, st.port(svc), c.head+"\r\n", false, 3*time.Second, time.Second)
 				if len(r.resps) != 1 || r.resps[0].status != 400 || r.garbage != "" {
-					t.Errorf("%s: %v; want one 400", c.name, r)
+					t.Errorf("%s: %s: %v; want one 400", svc, c.name, r)
 				}
 			}
 		})
@@ -89,7 +89,7 @@ func TestTruncatedHeadIsNotServed(t *testing.T) {
 				r := exchange(t, st.port(svc), raw, true, 2*time.Second, time.Second)
 				for _, p := range r.resps {
 					if p.status < 400 {
-						t.Errorf("head ending in %q, then end of stream: %v: served as a complete request", tail, r)
+						t.Errorf("%s: head ending in %q, then end of stream: %v: served as a complete request", svc, tail, r)
 						break
 					}
 				}

@@ -78,11 +78,11 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 				}
 				switch {
 				case len(r.resps) > 1 || r.garbage != "":
-					t.Errorf("%s: %v: the request in the body was answered", c.name, r)
+					t.Errorf("%s: %s: %v: the request in the body was answered", svc, c.name, r)
 				case len(r.resps) == 1 && !slices.Contains(want, r.resps[0].status):
-					t.Errorf("%s: %v; want %v and a close", c.name, r, want)
+					t.Errorf("%s: %s: %v; want %v and a close", svc, c.name, r, want)
 				case !r.closed:
-					t.Errorf("%s: %v; want %v and a close", c.name, r, want)
+					t.Errorf("%s: %s: %v; want %v and a close", svc, c.name, r, want)
 				default:
 					held++
 				}
@@ -114,11 +114,11 @@ func TestHugeChunkSizeIsAnsweredQuickly(t *testing.T) {
 				r := exchange(t, st.port(svc), raw, false, 2*time.Second, time.Second)
 				switch {
 				case len(r.resps) > 1 || r.garbage != "":
-					t.Errorf("chunk size %s (%s): %v", size, name, r)
+					t.Errorf("%s: chunk size %s (%s): %v", svc, size, name, r)
 				case len(r.resps) == 0 && !r.closed:
-					t.Errorf("chunk size %s (%s): nothing within %v, connection still open", size, name, time.Since(start).Round(time.Millisecond))
+					t.Errorf("%s: chunk size %s (%s): nothing within %v, connection still open", svc, size, name, time.Since(start).Round(time.Millisecond))
 				case len(r.resps) == 1 && r.resps[0].status < 400:
-					t.Errorf("chunk size %s (%s): %v: a body that never arrived was accepted", size, name, r)
+					t.Errorf("%s: chunk size %s (%s): %v: a body that never arrived was accepted", svc, size, name, r)
 				}
 			}
 		})
