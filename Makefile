@@ -52,7 +52,7 @@ images: ## build the four app images with docker, podman or buildah (ghcr.io/boo
 	@bash scripts/images.sh
 
 .PHONY: bench
-bench: setup ## the performance suite (~13 min, tuned + legacy stacks): floor, services, ladder, max rate, CPU and RSS; writes BENCHMARKS.md
+bench: setup ## the performance suite (~50 min, tuned + legacy stacks): floor, services, framework floor, ladder, max rate, CPU and RSS, a 30-min soak; writes BENCHMARKS.md
 	@$(BOOKLOAD) bench
 
 .PHONY: test

@@ -49,7 +49,12 @@ var (
 	stackClose   = &stack{name: "keep-alive off", args: []string{
 		"--set", "productpage.HTTP_KEEPALIVE=false", "--set", "details.HTTP_KEEPALIVE=false",
 		"--set", "reviews.HTTP_KEEPALIVE=false", "--set", "ratings.HTTP_KEEPALIVE=false"}}
-	allStacks = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose}
+	// The hostile-input suite (hostile_*_test.go) gets a stack of its own:
+	// its floods and desync attempts must not leave a mark on the stacks the
+	// contract tests read, and its slow-head checks want a short deadline
+	// and a connection limit they can exceed.
+	stackHostile = &stack{name: "hostile", args: hostileArgs()}
+	allStacks    = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile}
 )
 
 func TestMain(m *testing.M) {

@@ -32,9 +32,10 @@ func benchCmd(args []string) int {
 	fs.IntVar(&cfg.LegacyBase, "legacy-port-base", 0, "port base of the legacy stack (default: the next free one)")
 	before := fs.String("before", "", "`FILE`: the summary.json of an earlier bench (of other apps, same machine) to set beside this one")
 	fs.BoolVar(&cfg.Quick, "quick", false, "seconds instead of minutes per measurement: checks the suite, the numbers mean nothing")
+	fs.DurationVar(&cfg.Soak, "soak", bench.DefaultSoak, "`DURATION` of the soak at the end (full page at 200 RPS, RSS slope per service); 0 skips it; --quick makes the default "+bench.QuickSoak.String())
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload bench [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--before SUMMARY.json] [--quick]")
-		fmt.Fprintln(fs.Output(), "\nStarts a tuned and a legacy local stack, measures (about 13 minutes), stops them (also on Ctrl-C),")
+		fmt.Fprintln(fs.Output(), "usage: bookload bench [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--before SUMMARY.json] [--quick] [--soak DURATION]")
+		fmt.Fprintln(fs.Output(), "\nStarts a tuned and a legacy local stack, measures (about 13 minutes, then a 30-minute soak), stops them (also on Ctrl-C),")
 		fmt.Fprintln(fs.Output(), "writes BENCHMARKS.md and the HTML report.")
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
@@ -48,6 +49,15 @@ func benchCmd(args []string) int {
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return 2
+	}
+	soakSet := false
+	fs.Visit(func(f *flag.Flag) { soakSet = soakSet || f.Name == "soak" })
+	if cfg.Soak < 0 {
+		fmt.Fprintln(os.Stderr, "bookload bench: --soak must not be negative")
+		return 2
+	}
+	if cfg.Quick && !soakSet {
+		cfg.Soak = bench.QuickSoak
 	}
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join("results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))

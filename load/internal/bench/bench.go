@@ -5,8 +5,10 @@
 // fortio's default burst arrival and the uniform one), the full page over the
 // ladder of rates, the maximum sustainable full-page rate (a bounded search of
 // 30 s probes), the CPU each service process spends per request and its peak
-// RSS (from /proc), and writes BENCHMARKS.md with every target's verdict, and
-// the HTML report through `bookload report`. The stacks are always stopped.
+// RSS (from /proc), then a soak (soak.go: the full page at a fixed rate for
+// 30 minutes, RSS sampled, its slope judged), and writes BENCHMARKS.md with
+// every target's verdict, and the HTML report through `bookload report`.
+// The stacks are always stopped.
 package bench
 
 import (
@@ -48,8 +50,9 @@ type Config struct {
 	Bookload string // the bookload binary, for `bookload report`; "" skips the report
 	// TunedBase and LegacyBase are the stacks' port bases; 0 picks free ones.
 	TunedBase, LegacyBase int
-	Quick                 bool   // seconds instead of minutes: for checking the suite itself, numbers are not meaningful
-	Command               string // the command line, recorded in BENCHMARKS.md
+	Quick                 bool          // seconds instead of minutes: for checking the suite itself, numbers are not meaningful
+	Soak                  time.Duration // the soak's length (soak.go); 0 skips it
+	Command               string        // the command line, recorded in BENCHMARKS.md
 	Stdout, Stderr        io.Writer
 	Progress              io.Writer // live progress line; nil for none
 	Before                *Summary  // an earlier bench's summary.json, for the before/after table
@@ -59,6 +62,7 @@ type Config struct {
 type Timing struct {
 	Rep, Warmup, LadderStep, Probe time.Duration
 	StackWarmup                    time.Duration // full page on each stack before anything is measured
+	SoakSample                     time.Duration // the soak's RSS sampling interval
 	Reps, Probes                   int
 }
 
@@ -71,11 +75,12 @@ var busyProfile = fmt.Sprintf("%grps-10c", BusyRate)
 // StackWarmupRate is the full-page rate of the stacks' warm-up.
 const StackWarmupRate = 200.0
 
-// FullTiming is `make bench`: about 13 minutes on the 2-core machine.
-var FullTiming = Timing{Rep: 5 * time.Second, Warmup: 2 * time.Second, LadderStep: 8 * time.Second, Probe: 30 * time.Second, StackWarmup: 20 * time.Second, Reps: 4, Probes: 4}
+// FullTiming is `make bench`: about 13 minutes on the 2-core machine, plus
+// the soak (Config.Soak, 30 minutes by default).
+var FullTiming = Timing{Rep: 5 * time.Second, Warmup: 2 * time.Second, LadderStep: 8 * time.Second, Probe: 30 * time.Second, StackWarmup: 20 * time.Second, SoakSample: 30 * time.Second, Reps: 4, Probes: 4}
 
 // QuickTiming checks that the suite works end to end in about two minutes.
-var QuickTiming = Timing{Rep: time.Second, Warmup: 500 * time.Millisecond, LadderStep: time.Second, Probe: 2 * time.Second, StackWarmup: time.Second, Reps: 2, Probes: 2}
+var QuickTiming = Timing{Rep: time.Second, Warmup: 500 * time.Millisecond, LadderStep: time.Second, Probe: 2 * time.Second, StackWarmup: time.Second, SoakSample: 5 * time.Second, Reps: 2, Probes: 2}
 
 // The speed targets the suite judges.
 const (
@@ -174,6 +179,7 @@ type Outcome struct {
 	ReportNote        string
 	Notes             []string
 	Speed             []SpeedCheck // the host speed check (speed.go), in order
+	Soak              *Soak        // nil when skipped
 }
 
 // Run runs the whole suite; the stacks are stopped on every way out.
@@ -361,7 +367,10 @@ func (b *bench) all(ctx context.Context) error {
 	if err := b.ladder(ctx); err != nil {
 		return err
 	}
-	return b.maxRate(ctx)
+	if err := b.maxRate(ctx); err != nil {
+		return err
+	}
+	return b.soak(ctx)
 }
 
 // speed runs the host speed check (speed.go) while both stacks are idle.

@@ -246,6 +246,8 @@ func Write(w io.Writer, o *Outcome, cfg Config) {
 		costRow(fmt.Sprintf("max-rate probe %g RPS / %d", pr.Rate, pr.Conns), "tuned", pr.Measure)
 	}
 
+	writeSoak(p, o)
+
 	p("\n## Memory\n\nPeak resident set (VmHWM, summed over each service's process group) over the whole bench, and the resident set at its end.\n\n")
 	p("| stack | service | processes | peak RSS MB | RSS at end MB |\n|---|---|--:|--:|--:|\n")
 	for _, st := range []string{"tuned", "legacy"} {
@@ -479,7 +481,7 @@ func (o *Outcome) verdicts() []verdict {
 		v.limit = "Nagle + delayed ACK: ~40 ms per stalled response on Linux loopback"
 	}
 	out = append(out, v)
-	return out
+	return append(out, o.soakVerdict())
 }
 
 // serviceLimit says what keeps a service from its target. hop is the p50 of

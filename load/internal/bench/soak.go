@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
+)
+
+// The soak: the tuned stack's full page at a fixed, uniform rate for a long
+// time (Config.Soak, `bookload bench --soak`, 30 minutes by default), with
+// the resident memory of every service sampled at a fixed interval. A leak
+// shows as a slope: the least-squares line through the samples, in MB per
+// 10 minutes, must stay below SoakSlopeMB for every service.
+const (
+	SoakRate    = 200.0
+	SoakSlopeMB = 4.0 // MB per 10 min per service: a leak at this pace is ~0.6 GB a day
+	// DefaultSoak is the soak of the full bench; QuickSoak that of --quick.
+	DefaultSoak = 30 * time.Minute
+	QuickSoak   = 30 * time.Second
+)
+
+// SoakSample is one reading of every tuned service's RSS.
+type SoakSample struct {
+	At    time.Duration    // since the soak's start
+	RSSkB map[string]int64 // service -> VmRSS summed over its process group
+}
+
+// Soak is the soak's measurement.
+type Soak struct {
+	Duration, Interval time.Duration
+	Rate               float64
+	Conns              int
+	Samples            []SoakSample
+	Measure            *Measure // latency, errors and CPU of the run
+}
+
+// slope is the least-squares slope of ys over xs; NaN with fewer than two
+// distinct xs.
+func slope(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	if len(xs) < 2 || len(xs) != len(ys) {
+		return math.NaN()
+	}
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx, my = mx/n, my/n
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx == 0 {
+		return math.NaN()
+	}
+	return sxy / sxx
+}
+
+// Slope returns the least-squares slope of svc's RSS in MB per 10 minutes;
+// svc "" is all services together.
+func (s *Soak) Slope(svc string) float64 {
+	if s == nil {
+		return math.NaN()
+	}
+	var xs, ys []float64
+	for _, smp := range s.Samples {
+		xs = append(xs, smp.At.Minutes()/10)
+		ys = append(ys, float64(s.kB(smp, svc))/1024)
+	}
+	return slope(xs, ys)
+}
+
+func (s *Soak) kB(smp SoakSample, svc string) int64 {
+	if svc != "" {
+		return smp.RSSkB[svc]
+	}
+	var sum int64
+	for _, v := range smp.RSSkB {
+		sum += v
+	}
+	return sum
+}
+
+// Known says there are enough samples for a slope (three or more).
+func (s *Soak) Known() bool { return s != nil && len(s.Samples) >= 3 }
+
+// soakInterval samples every tm.SoakSample, but at least five times.
+func soakInterval(d, every time.Duration) time.Duration {
+	if every <= 0 || d/4 < every {
+		every = d / 4
+	}
+	return max(every, time.Second)
+}
+
+// soak runs the full page at SoakRate on the tuned stack for cfg.Soak
+// (uniform arrival, one repetition) while sampling every service's RSS.
+// The samples start with measure's short warm-up at the same rate.
+func (b *bench) soak(ctx context.Context) error {
+	d := b.cfg.Soak
+	if d <= 0 {
+		return nil
+	}
+	so := &Soak{Duration: d, Interval: soakInterval(d, b.tm.SoakSample), Rate: SoakRate, Conns: conns(SoakRate)}
+	b.o.Soak = so
+	s := b.scenario("bench-soak", "productpage", "/productpage", true, profile(SoakRate, so.Conns, d))
+	s.Description = fmt.Sprintf("soak: full page at %g RPS for %v, RSS every %v, %s", SoakRate, d, so.Interval, pattern(true))
+	s.Repetitions = 1
+
+	groups := b.groups["tuned"]
+	stop, done := make(chan struct{}), make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		sample := func() {
+			smp := SoakSample{At: time.Since(start), RSSkB: map[string]int64{}}
+			for svc, pg := range groups {
+				smp.RSSkB[svc] = groupUsage(pg).RSSkB
+			}
+			so.Samples = append(so.Samples, smp)
+		}
+		sample()
+		tick := time.NewTicker(so.Interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				sample()
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	}()
+	m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", "productpage")})
+	close(stop)
+	<-done
+	so.Measure = m
+	if so.Known() {
+		var parts []string
+		for _, svc := range local.Services {
+			parts = append(parts, fmt.Sprintf("%s %+.2f", svc, so.Slope(svc)))
+		}
+		b.logf("soak: RSS slope in MB per 10 min: %s", strings.Join(parts, ", "))
+	}
+	return err
+}
+
+// soakVerdict is the soak's line in the targets table.
+func (o *Outcome) soakVerdict() verdict {
+	so := o.Soak
+	v := verdict{target: fmt.Sprintf("soak: RSS slope < %g MB per 10 min for every service (full page at %g RPS, uniform)", SoakSlopeMB, SoakRate)}
+	if !so.Known() {
+		v.measured = "not run (`--soak 0`) or fewer than three samples"
+		return v
+	}
+	v.known, v.met = true, true
+	var parts, over []string
+	for _, svc := range local.Services {
+		sl := so.Slope(svc)
+		parts = append(parts, fmt.Sprintf("%s %+.2f", svc, sl))
+		if !(sl < SoakSlopeMB) {
+			v.met = false
+			over = append(over, svc)
+		}
+	}
+	v.measured = fmt.Sprintf("%s MB per 10 min over %v (%d samples)", strings.Join(parts, ", "), so.Duration, len(so.Samples))
+	if v.met {
+		v.limit = "no growth beyond the bound: the resident sets settle after the warm-up"
+	} else {
+		v.limit = "still growing: " + strings.Join(over, ", ") + " (see the soak's samples)"
+	}
+	return v
+}
+
+// writeSoak writes the soak's section of BENCHMARKS.md.
+func writeSoak(p func(string, ...any), o *Outcome) {
+	so := o.Soak
+	p("\n## Soak (tuned, full page at %g RPS, uniform arrival)\n\n", SoakRate)
+	if so == nil {
+		p("Not run (`bookload bench --soak 0`).\n")
+		return
+	}
+	p("The full page at %g RPS over %d connections for %v (one run, after everything above), the resident set (VmRSS, summed over each service's process group) read every %v.\n",
+		so.Rate, so.Conns, so.Duration, so.Interval)
+	p("Slope: the least-squares line through the samples, in MB per 10 minutes; the bound is %g MB per 10 min for each service (a leak at that pace is about 0.6 GB a day).\n\n", SoakSlopeMB)
+	if r := so.Measure.Row(fmt.Sprintf("%grps-%dc", so.Rate, so.Conns), "tuned"); r != nil {
+		p("Load: achieved %.1f RPS, %d errors, p50 %s ms, p99 %s ms, p99.9 %s ms; all services %s ms CPU per page.\n\n",
+			r.QPS, r.Errors, ms(r.LatencyMS["p50"]), ms(r.LatencyMS["p99"]), ms(r.LatencyMS["p99.9"]), ms(so.Measure.stackCPUPerReq("tuned")))
+	}
+	if !so.Known() {
+		p("Fewer than three samples: no slope.\n")
+		return
+	}
+	p("| service | RSS at start MB | at end MB | min MB | max MB | slope MB / 10 min | below %g |\n|---|--:|--:|--:|--:|--:|:-:|\n", SoakSlopeMB)
+	for _, svc := range append(append([]string{}, local.Services...), "") {
+		name := svc
+		if svc == "" {
+			name = "**all**"
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, smp := range so.Samples {
+			v := float64(so.kB(smp, svc)) / 1024
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		first, last := so.Samples[0], so.Samples[len(so.Samples)-1]
+		met := "-"
+		if svc != "" {
+			met = "no"
+			if so.Slope(svc) < SoakSlopeMB {
+				met = "**yes**"
+			}
+		}
+		p("| %s | %.1f | %.1f | %.1f | %.1f | %+.2f | %s |\n", name, float64(so.kB(first, svc))/1024, float64(so.kB(last, svc))/1024, lo, hi, so.Slope(svc), met)
+	}
+	// The samples themselves, thinned to about a dozen rows.
+	step := max(1, len(so.Samples)/12)
+	which := "every reading"
+	if step > 1 {
+		which = fmt.Sprintf("one reading in %d, and the last", step)
+	}
+	p("\nSamples (MB; %s):\n\n| time | productpage | details | reviews | ratings | all |\n|--:|--:|--:|--:|--:|--:|\n", which)
+	for i, smp := range so.Samples {
+		if i%step != 0 && i != len(so.Samples)-1 {
+			continue
+		}
+		p("| %s |", smp.At.Round(time.Second))
+		for _, svc := range local.Services {
+			p(" %.1f |", float64(smp.RSSkB[svc])/1024)
+		}
+		p(" %.1f |\n", float64(so.kB(smp, ""))/1024)
+	}
+}
