@@ -8,14 +8,32 @@ with the same one, and the metrics directory the workers share is created.
 
 import logging
 import os
+import resource
 import secrets
 import sys
 import tempfile
 
-from .config import SERVICE, ConfigError, from_env
+from .config import SERVICE, Config, ConfigError, from_env
 
 _PY_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO,
                   "warn": logging.WARNING, "error": logging.ERROR}
+
+
+def raise_open_files_limit(config: Config) -> None:
+    """Let each worker hold HTTP_MAX_CONNECTIONS client sockets, and the
+    backend sockets of the pages in flight, without running out of file
+    descriptors (the soft limit is often 1024; the workers inherit it)."""
+    want = 4 * config.max_connections + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return
+    new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if new > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+    if new < want:
+        logging.getLogger(SERVICE).warning(
+            "open files limited to %d: HTTP_MAX_CONNECTIONS=%d wants %d", new,
+            config.max_connections, want)
 
 
 def main() -> int:
@@ -27,6 +45,7 @@ def main() -> int:
 
     logging.basicConfig(level=_PY_LOG_LEVELS[config.log_level], stream=sys.stderr,
                         format=f"%(asctime)s {SERVICE} %(levelname)s %(name)s: %(message)s")
+    raise_open_files_limit(config)
 
     # Under $TMPDIR (an emptyDir on /tmp in Kubernetes, whose root filesystem
     # is read-only); fresh per start so counters never carry over.

@@ -3,9 +3,12 @@
 import json
 import re
 from typing import Optional
+from urllib.parse import urlsplit
 
+import gevent
 from flask import Flask, Response, redirect, render_template, request, session
-from werkzeug.exceptions import InternalServerError, MethodNotAllowed, NotFound
+from werkzeug.exceptions import (HTTPException, InternalServerError, MethodNotAllowed,
+                                 NotFound, RequestEntityTooLarge)
 from werkzeug.routing import RoutingException
 
 from .backends import Backends, Result, outgoing_headers
@@ -22,6 +25,21 @@ METHOD_NOT_ALLOWED = b'{"error":"method not allowed"}'
 INTERNAL_ERROR = b'{"error":"internal server error"}'
 JSON = "application/json"
 
+# The signed-in user's name, in UTF-8 bytes: it is shown on every page, sent
+# to the backends as end-user and kept in the session cookie, so it is
+# bounded (a 5 MB name made a 5 MB page; one over 8 KB a cookie that
+# gunicorn refuses, failing every later request with 431).
+MAX_USERNAME_BYTES = 256
+# The largest request body read (the login form; no other route reads one).
+MAX_BODY_BYTES = 16 * 1024
+
+USERNAME_TOO_LONG = json.dumps(
+    {"error": f"username too long: at most {MAX_USERNAME_BYTES} bytes (UTF-8)"}).encode()
+BODY_TOO_LARGE = json.dumps(
+    {"error": f"request body too large: at most {MAX_BODY_BYTES} bytes"}).encode()
+BODY_TIMEOUT = b'{"error":"request body not received in time"}'
+LENGTH_REQUIRED = b'{"error":"a request body needs Content-Length"}'
+
 
 def route_label(rule: str) -> str:
     """Flask's /api/v1/products/<id> as the metrics label /api/v1/products/:id."""
@@ -32,14 +50,52 @@ def json_response(body: bytes, status: int = 200) -> Response:
     return Response(body, status=status, content_type=JSON)
 
 
+def _username_fits(user: str) -> bool:
+    return len(user.encode("utf-8", "replace")) <= MAX_USERNAME_BYTES
+
+
 def _current_user() -> Optional[str]:
     user = session.get("user")
-    return user if isinstance(user, str) and user else None
+    # A longer one can only come from a cookie signed before the bound (with
+    # the same SESSION_SECRET): not signed in.
+    return user if isinstance(user, str) and user and _username_fits(user) else None
+
+
+_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
+
+
+def _origin_host(scheme: str, host: str) -> str:
+    host = host.lower()
+    default = _DEFAULT_PORTS.get(scheme)
+    return host[:-len(default)] if default and host.endswith(default) else host
+
+
+def same_origin_path(referer: Optional[str], scheme: str, host: str) -> Optional[str]:
+    """The path (and query) of referer when it points into this site: a
+    path, or an absolute URL with the request's own scheme and host. None
+    for anything else, so that a redirect never leads to another site."""
+    # Printable ASCII only (browsers percent-encode the rest); no backslash,
+    # which browsers read as a slash ("/\\evil.example" is "//evil.example").
+    if not referer or not re.fullmatch(r"[\x21-\x7e]+", referer) or "\\" in referer:
+        return None
+    try:
+        parts = urlsplit(referer)
+    except ValueError:
+        return None
+    if parts.scheme or parts.netloc:
+        if (parts.scheme.lower() != scheme
+                or _origin_host(scheme, parts.netloc) != _origin_host(scheme, host)):
+            return None
+    path = parts.path or "/"
+    # "//host/..." would be another site again (a network-path reference).
+    if not path.startswith("/") or path.startswith("//"):
+        return None
+    return path + ("?" + parts.query if parts.query else "")
 
 
 def _back() -> str:
-    # Upstream redirected to the Referer and sent "Location: None" without one.
-    return request.referrer or "/productpage"
+    # Upstream redirected to any Referer and sent "Location: None" without one.
+    return same_origin_path(request.referrer, request.scheme, request.host) or "/productpage"
 
 
 def _passthrough(result: Result) -> Response:
@@ -53,6 +109,13 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
     # The static route is added below, after automatic OPTIONS is turned off,
     # so that OPTIONS gets the same JSON 405 as every other unserved method.
     app = Flask(__name__, static_folder=None)
+    # Only canonical paths match: werkzeug would otherwise answer a path with
+    # "//" with a 308 whose Location it builds from the client's Host header
+    # (GET /static//etc/passwd). Set before any rule is added: each rule
+    # takes the map's setting when added. (The other redirect, to add a
+    # trailing slash, needs a rule ending in "/": only "/" does, and no
+    # request path is shorter.)
+    app.url_map.merge_slashes = False
     app.jinja_options = {"trim_blocks": True, "lstrip_blocks": True}
     app.config.update(
         SECRET_KEY=secret_key,
@@ -60,6 +123,8 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SEND_FILE_MAX_AGE_DEFAULT=3600,
+        # A Content-Length above it: 413 before any of the body is read.
+        MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     app.session_interface = SigningSessions()
     app.static_folder = "static"
@@ -84,7 +149,23 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
 
     @app.post("/login")
     def login():
-        user = request.values.get("username", "")
+        if "Transfer-Encoding" in request.headers:
+            # A chunked body could only be measured by reading it (a chunk
+            # size of many GB is just a promise); forms come with a length.
+            return json_response(LENGTH_REQUIRED, 411)
+        # The form must arrive in time too: gunicorn's gevent worker reads a
+        # body with no timeout of its own. (The worker closes the connection
+        # after any request with a body, so nothing is left half read.)
+        deadline = gevent.Timeout(config.header_timeout)
+        try:
+            with deadline:
+                user = request.values.get("username", "")
+        except gevent.Timeout as err:
+            if err is not deadline:
+                raise
+            return json_response(BODY_TIMEOUT, 408)
+        if not _username_fits(user):
+            return json_response(USERNAME_TOO_LONG, 400)
         if user:
             session["user"] = user
         else:
@@ -125,6 +206,10 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
 
     @app.before_request
     def label_route():
+        if request.environ.get("PATH_INFO", "").startswith("//"):
+            # werkzeug matches "//x" as "/x" (it strips leading slashes):
+            # not a path of ours, whatever the method.
+            raise NotFound()
         if request.url_rule is not None:
             request.environ[ROUTE_KEY] = labels[request.url_rule.rule]
 
@@ -140,12 +225,22 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
                 rule, _ = app.create_url_adapter(request).match(method=allowed[0], return_rule=True)
                 request.environ[ROUTE_KEY] = labels[rule.rule]
             except RoutingException:
-                # e.g. a path werkzeug would redirect to merge its slashes:
-                # the answer stays 405, the route label stays "unmatched".
+                # Not expected with merge_slashes off; the answer would
+                # stay 405, the label "unmatched".
                 pass
         response = json_response(METHOD_NOT_ALLOWED, 405)
         response.headers["Allow"] = ", ".join(allowed)
         return response
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(_):
+        return json_response(BODY_TOO_LARGE, 413)
+
+    @app.errorhandler(HTTPException)
+    def other_http_error(err):
+        # e.g. werkzeug's 400 for a form body cut short: JSON like the rest.
+        body = json.dumps({"error": (err.name or "error").lower()}).encode()
+        return json_response(body, err.code or 500)
 
     @app.errorhandler(InternalServerError)
     def internal_error(_):

@@ -7,6 +7,7 @@ the backend's status (500 when there was no response) and a fixed error.
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import quote
@@ -22,15 +23,28 @@ DETAILS_ERROR = "Sorry, product details are currently unavailable for this book.
 REVIEWS_ERROR = "Sorry, product reviews are currently unavailable for this book."
 RATINGS_ERROR = "Sorry, product ratings are currently unavailable for this book."
 
-# Tracing and identity headers forwarded from the incoming request. end-user is
-# deliberately absent: it is set from the session only (see outgoing_headers).
+# Tracing and identity headers forwarded from the incoming request, in the
+# order they are given room (see outgoing_headers): tracing and identity
+# first, the large and least used (user-agent, cookie) last. end-user is
+# deliberately absent: it is set from the session only, and always fits.
 FORWARD_HEADERS = (
     "x-request-id", "x-ot-span-context", "x-datadog-trace-id", "x-datadog-parent-id",
     "x-datadog-sampling-priority", "traceparent", "tracestate", "x-cloud-trace-context",
     "grpc-trace-bin", "x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid", "x-b3-sampled",
-    "x-b3-flags", "b3", "sw8", "user-agent", "cookie", "authorization", "jwt",
+    "x-b3-flags", "b3", "sw8", "authorization", "jwt", "user-agent", "cookie",
 )
-_ENVIRON_KEYS = tuple(("HTTP_" + h.upper().replace("-", "_"), h) for h in FORWARD_HEADERS)
+_ENVIRON_KEYS = tuple(("HTTP_" + h.upper().replace("-", "_"), h, len(h)) for h in FORWARD_HEADERS)
+
+# Bounds on what is forwarded, in bytes of name + value (a header line on the
+# wire adds ": " and CRLF). details' WEBrick reads header lines in 4096-byte
+# pieces: a line of 4095 or 4096 bytes (or 8191, 8192, ...) ends its head
+# early, and the rest of the line is read as a second request on the pooled
+# connection, whose answer the next caller would get. No forwarded line gets
+# near that, nor do all of them together reach a second such boundary.
+MAX_FORWARDED_FIELD = 4000
+MAX_FORWARDED_TOTAL = 8000
+# RFC 9110 5.5: field-value = *( VCHAR / obs-text / SP / HTAB ), no CR, LF, NUL.
+_FIELD_VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +69,34 @@ def outgoing_headers(environ: Mapping[str, Any], user: Optional[str]) -> Headers
     """Headers for every outbound call made while serving environ.
 
     WSGI hands header values over as latin-1 decoded str, so they are encoded
-    back to the bytes that arrived.
+    back to the bytes that arrived. Only well-formed values are forwarded,
+    each at most MAX_FORWARDED_FIELD bytes (name + value), all together at
+    most MAX_FORWARDED_TOTAL: end-user first, then FORWARD_HEADERS in order;
+    a header that does not fit is dropped whole (never cut), and the ones
+    after it still get their turn.
     """
     headers = {}
-    for key, name in _ENVIRON_KEYS:
-        value = environ.get(key)
-        if value is not None:
-            headers[name] = value.encode("latin-1")
+    room = MAX_FORWARDED_TOTAL
     if user:
         value = user.encode("utf-8")
         # A user name cannot smuggle a header line into the outbound request.
-        if not any(c in value for c in b"\r\n\0"):
+        if _FIELD_VALUE.fullmatch(value) and len(value) + 8 <= MAX_FORWARDED_FIELD:
             headers["end-user"] = value
+            room -= len(value) + 8
+    for key, name, name_len in _ENVIRON_KEYS:
+        value = environ.get(key)
+        if value is None:
+            continue
+        size = name_len + len(value)
+        if size > MAX_FORWARDED_FIELD or size > room:
+            continue
+        try:
+            raw = value.encode("latin-1")
+        except UnicodeEncodeError:
+            continue
+        if _FIELD_VALUE.fullmatch(raw):
+            headers[name] = raw
+            room -= size
     return headers
 
 
@@ -75,7 +105,8 @@ class Backends:
         def backend(peer):
             return pool(peer.host, peer.port, keepalive=config.upstream_keepalive,
                         max_requests=config.upstream_max_requests,
-                        nodelay=config.http_nodelay, timeout=timeout)
+                        nodelay=config.http_nodelay, timeout=timeout,
+                        max_idle=config.max_connections)
         self.details_pool = backend(config.details)
         self.reviews_pool = backend(config.reviews)
         self.ratings_pool = backend(config.ratings)

@@ -38,6 +38,8 @@ class Config:
     http_nodelay: bool = True
     http_keepalive: bool = True
     keepalive_timeout: int = 60
+    header_timeout: int = 10
+    max_connections: int = 1024
     upstream_keepalive: bool = True
     upstream_max_requests: int = 100
     shutdown_timeout: int = 10
@@ -139,6 +141,8 @@ def from_env(env: Mapping[str, str]) -> Config:
         http_nodelay=_bool(env, "HTTP_NODELAY", True),
         http_keepalive=_bool(env, "HTTP_KEEPALIVE", True),
         keepalive_timeout=_int(env, "HTTP_KEEPALIVE_TIMEOUT_SECONDS", 60, 1, 3600),
+        header_timeout=_int(env, "HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 300),
+        max_connections=_int(env, "HTTP_MAX_CONNECTIONS", 1024, 1, 100_000),
         upstream_keepalive=_bool(env, "UPSTREAM_KEEPALIVE", True),
         upstream_max_requests=_int(env, "UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1, 1_000_000),
         shutdown_timeout=_int(env, "SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 300),

@@ -90,7 +90,11 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
     return {
         "bind": [config.bind],
         "workers": config.web_concurrency,
-        "worker_class": worker_class(config.http_nodelay),
+        "worker_class": worker_class(config.http_nodelay, config.header_timeout),
+        # Connections each worker holds at once (its gevent Pool); beyond it
+        # the worker stops accepting and new connections wait in the listen
+        # backlog (or are taken by another worker).
+        "worker_connections": config.max_connections,
         # gunicorn's keepalive is the idle timeout; 0 turns keep-alive off and
         # makes every response carry "Connection: close".
         "keepalive": config.keepalive_timeout if config.http_keepalive else 0,

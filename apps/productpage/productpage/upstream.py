@@ -15,10 +15,10 @@ from typing import Mapping
 import urllib3
 from urllib3.connection import HTTPConnection
 
-# Idle connections kept per backend: gunicorn's worker_connections, so a
-# worker that serves that many pages at once never discards a connection
-# (urllib3 warns when it does).
-MAX_IDLE = 1000
+# Idle connections kept per backend by default: HTTP_MAX_CONNECTIONS's
+# default (gunicorn's worker_connections), so a worker that serves that many
+# pages at once never discards a connection (urllib3 warns when it does).
+MAX_IDLE = 1024
 
 
 class UpstreamError(Exception):
@@ -63,11 +63,11 @@ class BackendPool(urllib3.HTTPConnectionPool):
 
 
 def pool(host: str, port: int, *, keepalive: bool, max_requests: int, nodelay: bool,
-         timeout: float) -> BackendPool:
+         timeout: float, max_idle: int = MAX_IDLE) -> BackendPool:
     """The pool for one backend; calls go through it with get()."""
     return BackendPool(
         host, port,
-        maxsize=MAX_IDLE,
+        maxsize=max_idle,
         block=False,
         # connect, and each read, bounded by what is left of the call's time
         timeout=urllib3.Timeout(total=timeout),

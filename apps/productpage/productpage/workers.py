@@ -1,5 +1,6 @@
-"""gunicorn's gevent worker, with what a prompt, lossless drain needs, through
-its public methods (README, "How each knob is implemented"):
+"""gunicorn's gevent worker, with what a prompt, lossless drain and hostile
+clients need, through its public methods (README, "How each knob is
+implemented" and "Hostile input"):
 
 - HTTP_NODELAY on accepted sockets (`handle`). gunicorn sets TCP_NODELAY on
   its listening socket and Linux copies it to every accepted socket, so
@@ -16,8 +17,30 @@ its public methods (README, "How each knob is implemented"):
   FIRST_REQUEST_GRACE_SECONDS to send it, and lets requests being served
   finish (their responses say `Connection: close`). `run` is the stock one
   otherwise: the same gevent StreamServer and Pool per listening socket.
+- HTTP_HEADER_TIMEOUT_SECONDS, an overall deadline for each request head
+  (`handle`, `timeout_ctx`, `handle_request`, `handle_error`). The stock
+  worker bounds a head only by the keep-alive timeout (a gevent.Timeout
+  around reading it, none at all with keep-alive off) and reads with no
+  per-read timeout: a client sending one byte now and then held its
+  connection, and its slot in the worker's pool, for as long as it liked.
+  Here a new connection must send its first head within the deadline of
+  being accepted; on a kept-alive connection, once the next request's first
+  byte is there (waited for up to the keep-alive timeout, as before), its
+  head must be complete within the deadline. A connection that sent nothing
+  is closed quietly, one that sent part of a head gets a 408 first (with
+  keep-alive off, where gunicorn reads without timeout_ctx, always a 408).
+- Request checks gunicorn's parser leaves to the application (`check_head`,
+  called from `handle_request`): Host (missing in HTTP/1.1, or not
+  `host[:port]`) and a Transfer-Encoding other than exactly `chunked` are
+  answered by gunicorn's own 400 (its `handle_error`), connection closed.
+- A request that carries a body (only POST /login reads one) is answered
+  with `Connection: close` (gunicorn's `Request.force_close`), then the
+  connection lingers for the client's last bytes (gunicorn's
+  `util.close_graceful`): nothing after a body is ever read as a request,
+  and no body is ever drained to reach one.
 """
 
+import re
 import signal
 import socket
 import time
@@ -28,6 +51,9 @@ from gevent import monkey
 from gevent.event import Event
 from gevent.pool import Pool
 from gevent.server import StreamServer
+from gevent.socket import wait_read
+from gunicorn import util
+from gunicorn.http.errors import InvalidHeader
 from gunicorn.workers.ggevent import GeventWorker
 
 # How long a stopping worker waits for the first request on a connection
@@ -41,25 +67,138 @@ DRAIN_POLL_SECONDS = 0.05
 CLOSE_LISTENER_SECONDS = 1.0
 # How often a running worker tells the master it is alive (stock: 1 s).
 HEARTBEAT_SECONDS = 1.0
+# How long a connection closed after a request with a body lingers to read
+# what the client still sends (so that closing does not reset the answer).
+LINGER_SECONDS = 1.0
+
+# RFC 9110 7.2 / RFC 3986 3.2.2: Host = uri-host [ ":" port ], uri-host an
+# IP-literal, an IPv4 address or a reg-name (possibly empty).
+_HOST = re.compile(
+    r"(?:\[(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+)\]"
+    r"|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)"
+    r"(?::[0-9]*)?")
+
+
+class HeadTimeout(Exception):
+    """A request head was not complete within HTTP_HEADER_TIMEOUT_SECONDS."""
+
+    def __str__(self):
+        return "request head not complete in time"
 
 
 def set_nodelay(sock, on: bool):
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if on else 0)
 
 
+def check_head(req):
+    """What RFC 9112/9110 make a 400 and gunicorn's parser lets through.
+
+    Raises gunicorn's InvalidHeader, which its worker answers with its own
+    400 and a closed connection. (Repeated Host, Content-Length and
+    Transfer-Encoding, Content-Length with Transfer-Encoding, a
+    Content-Length that is not decimal digits, obs-fold, and control
+    characters in a field value are gunicorn's own 400s already.)
+    """
+    host = None
+    for name, value in req.headers:
+        if name == "HOST":
+            host = value
+        elif name == "TRANSFER-ENCODING" and value.lower() != "chunked":
+            # gunicorn also takes "identity, chunked" and "gzip, chunked";
+            # nothing here needs them, and every hop must agree on framing.
+            raise InvalidHeader("TRANSFER-ENCODING", req=req)
+    if host is None:
+        if req.version >= (1, 1):
+            raise InvalidHeader("HOST", req=req)  # RFC 9112 3.2: MUST be 400
+    elif not _HOST.fullmatch(host):
+        raise InvalidHeader("HOST", req=req)
+
+
+def has_body(req) -> bool:
+    for name, value in req.headers:
+        if name == "TRANSFER-ENCODING" or (name == "CONTENT-LENGTH" and value != "0"):
+            return True
+    return False
+
+
 class _Connection:
-    __slots__ = ("sock", "accepted", "requests", "request")
+    __slots__ = ("sock", "accepted", "requests", "request", "unreader", "head_timer")
 
     def __init__(self, sock):
         self.sock = sock
         self.accepted = time.monotonic()
         self.requests = 0
         self.request = None  # the one being served
+        self.unreader = None  # gunicorn's read buffer of this connection
+        self.head_timer = None
+
+    def start_head_timer(self, deadline: float):
+        self.stop_head_timer()
+        self.head_timer = gevent.Timeout(max(deadline - time.monotonic(), 0.001), HeadTimeout())
+        self.head_timer.start()
+
+    def stop_head_timer(self):
+        if self.head_timer is not None:
+            self.head_timer.close()
+            self.head_timer = None
+
+    def has_buffered_bytes(self) -> bool:
+        """Whether gunicorn already read bytes of the next request (pipelined)."""
+        if self.unreader is None:
+            return False
+        pending = self.unreader.take_buffered()
+        if pending:
+            self.unreader.unread(pending)
+        return bool(pending)
+
+    def await_first_byte(self, until: float) -> bool:
+        """Wait until the client sent something (or closed); False at `until`."""
+        try:
+            wait_read(self.sock.fileno(), timeout=max(until - time.monotonic(), 0.001))
+        except socket.timeout:
+            return False
+        return True
+
+
+class _NextHead:
+    """The worker's timeout_ctx: with keep-alive on, gunicorn reads each
+    request of a connection inside it. Waits for the request's first byte,
+    up to the keep-alive timeout on a kept-alive connection (as the stock
+    worker does) or up to HTTP_HEADER_TIMEOUT_SECONDS from the accept for the
+    first request; a connection that sent nothing by then is ended quietly.
+    Then the head must be complete by the deadline (HeadTimeout, a 408)."""
+
+    __slots__ = ("conn", "keepalive", "header_timeout")
+
+    def __init__(self, conn, keepalive, header_timeout):
+        self.conn = conn
+        self.keepalive = keepalive
+        self.header_timeout = header_timeout
+
+    def __enter__(self):
+        conn = self.conn
+        if not conn.requests:
+            deadline = conn.accepted + self.header_timeout
+            if not conn.await_first_byte(deadline):
+                # How gunicorn's loop ends a connection: closed, nothing logged.
+                raise StopIteration("no request")
+        else:
+            if not conn.has_buffered_bytes():
+                if not conn.await_first_byte(time.monotonic() + self.keepalive):
+                    raise StopIteration("keep-alive timeout")
+            deadline = time.monotonic() + self.header_timeout
+        conn.start_head_timer(deadline)
+        return self
+
+    def __exit__(self, *exc):
+        self.conn.stop_head_timer()
+        return False
 
 
 class ProductpageWorker(GeventWorker):
     # Set per start by worker_class() before gunicorn forks the workers.
     nodelay = True
+    header_timeout = 10.0
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -147,22 +286,66 @@ class ProductpageWorker(GeventWorker):
     def handle(self, listener, client, addr):
         set_nodelay(client, self.nodelay)
         me = gevent.getcurrent()
-        self.connections[me] = _Connection(client)
+        conn = self.connections[me] = _Connection(client)
         try:
-            super().handle(listener, client, addr)
+            if not self.cfg.keepalive:
+                # gunicorn reads the one request without timeout_ctx: the
+                # deadline runs from the accept, whether a byte came or not.
+                conn.start_head_timer(conn.accepted + self.header_timeout)
+            try:
+                super().handle(listener, client, addr)
+            except StopIteration:
+                # A stopping worker ended the connection while it lingered
+                # after an error (handle_error); gunicorn has closed it.
+                pass
         finally:
+            conn.stop_head_timer()
             self.connections.pop(me, None)
+
+    def timeout_ctx(self):
+        conn = self.connections.get(gevent.getcurrent())
+        if conn is None:
+            return super().timeout_ctx()
+        return _NextHead(conn, self.cfg.keepalive, self.header_timeout)
 
     def handle_request(self, listener_name, req, sock, addr):
         conn = self.connections.get(gevent.getcurrent())
         if conn is None:
             return super().handle_request(listener_name, req, sock, addr)
+        conn.stop_head_timer()  # the head is complete
+        conn.unreader = req.unreader
+        check_head(req)
+        body = has_body(req)
+        if body:
+            req.force_close()
         conn.request = req
         conn.requests += 1
         try:
             return super().handle_request(listener_name, req, sock, addr)
+        except StopIteration:
+            # The response said "Connection: close": gunicorn closes now.
+            if body:
+                util.close_graceful(sock, timeout=LINGER_SECONDS)
+            raise
         finally:
             conn.request = None
+
+    def handle_error(self, req, client, addr, exc):
+        conn = self.connections.get(gevent.getcurrent())
+        if conn is not None:
+            conn.stop_head_timer()
+        if isinstance(exc, HeadTimeout):
+            self.log.debug("Closing connection: %s", exc)
+            try:
+                util.write_error(client, 408, "Request Timeout", "")
+            except OSError:
+                pass
+        else:
+            super().handle_error(req, client, addr, exc)
+        if isinstance(exc, Exception):  # not a kill (GreenletExit)
+            # gunicorn closes the connection next: linger first, so that what
+            # the client still sends does not make the kernel reset the answer.
+            util.close_graceful(client, timeout=LINGER_SECONDS)
 
     def force_close_requests(self):
         # Requests being served get "Connection: close"; gunicorn gives it
@@ -207,6 +390,7 @@ def _readable(sock) -> bool:
         return False
 
 
-def worker_class(nodelay: bool):
+def worker_class(nodelay: bool, header_timeout: float = 10.0):
     """The worker class for this start, its settings fixed before fork."""
-    return type("ProductpageWorker", (ProductpageWorker,), {"nodelay": nodelay})
+    return type("ProductpageWorker", (ProductpageWorker,),
+                {"nodelay": nodelay, "header_timeout": float(header_timeout)})

@@ -13,6 +13,7 @@ def test_defaults():
     assert (config.port, config.listen_address) == (9080, "0.0.0.0")
     assert config.http_nodelay and config.http_keepalive and config.upstream_keepalive
     assert (config.keepalive_timeout, config.upstream_max_requests, config.shutdown_timeout) == (60, 100, 10)
+    assert (config.header_timeout, config.max_connections) == (10, 1024)
     assert not config.access_log and config.log_level == "info"
     assert config.session_secret is None
     assert config.details == Peer("details", 9080)
@@ -24,6 +25,7 @@ def test_every_knob_is_read():
     config = from_env({
         "PORT": "8080", "LISTEN_ADDRESS": "127.0.0.1", "HTTP_NODELAY": " FALSE ",
         "HTTP_KEEPALIVE": "False", "HTTP_KEEPALIVE_TIMEOUT_SECONDS": "5",
+        "HTTP_HEADER_TIMEOUT_SECONDS": " 2 ", "HTTP_MAX_CONNECTIONS": "100000",
         "UPSTREAM_KEEPALIVE": "false", "UPSTREAM_MAX_REQUESTS_PER_CONNECTION": "7",
         "SHUTDOWN_TIMEOUT_SECONDS": "3", "ACCESS_LOG": "TRUE", "LOG_LEVEL": "Warn",
         "WEB_CONCURRENCY": "3", "SESSION_SECRET": "s3cret",
@@ -32,7 +34,7 @@ def test_every_knob_is_read():
     })
     assert config == Config(
         port=8080, listen_address="127.0.0.1", http_nodelay=False, http_keepalive=False,
-        keepalive_timeout=5, upstream_keepalive=False, upstream_max_requests=7,
+        keepalive_timeout=5, header_timeout=2, max_connections=100000, upstream_keepalive=False, upstream_max_requests=7,
         shutdown_timeout=3, access_log=True, log_level="warn", web_concurrency=3,
         session_secret="s3cret", details=Peer("d", 1), reviews=Peer("r", 2), ratings=Peer("ra", 3))
 
@@ -71,6 +73,12 @@ def test_ipv6_listen_address_is_bracketed_for_bind():
     ("HTTP_KEEPALIVE_TIMEOUT_SECONDS", "0", "want an integer from 1 to 3600"),
     ("HTTP_KEEPALIVE_TIMEOUT_SECONDS", "1.5", "want an integer from 1 to 3600"),
     ("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", "1000001", "want an integer from 1 to 1000000"),
+    ("HTTP_HEADER_TIMEOUT_SECONDS", "0", "want an integer from 1 to 300"),
+    ("HTTP_HEADER_TIMEOUT_SECONDS", "301", "want an integer from 1 to 300"),
+    ("HTTP_HEADER_TIMEOUT_SECONDS", "2.5", "want an integer from 1 to 300"),
+    ("HTTP_MAX_CONNECTIONS", "0", "want an integer from 1 to 100000"),
+    ("HTTP_MAX_CONNECTIONS", "100001", "want an integer from 1 to 100000"),
+    ("HTTP_MAX_CONNECTIONS", "", "want an integer from 1 to 100000"),
     ("SHUTDOWN_TIMEOUT_SECONDS", "301", "want an integer from 1 to 300"),
     ("SHUTDOWN_TIMEOUT_SECONDS", "-1", "want an integer from 1 to 300"),
     ("WEB_CONCURRENCY", "0", "want an integer from 1 to 64"),
@@ -90,6 +98,7 @@ def test_bad_value_is_rejected_naming_variable_and_value(name, value, want):
     ("HTTP_NODELAY", "maybe"), ("HTTP_KEEPALIVE", "1"), ("UPSTREAM_KEEPALIVE", ""),
     ("ACCESS_LOG", "yes"), ("PORT", "99999"), ("HTTP_KEEPALIVE_TIMEOUT_SECONDS", "0"),
     ("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", "0"), ("SHUTDOWN_TIMEOUT_SECONDS", "abc"),
+    ("HTTP_HEADER_TIMEOUT_SECONDS", "ten"), ("HTTP_MAX_CONNECTIONS", "-5"),
     ("LOG_LEVEL", "trace"), ("WEB_CONCURRENCY", "many"), ("LISTEN_ADDRESS", "no/such"),
     ("RATINGS_SERVICE_PORT", "0"),
 ])
@@ -112,6 +121,10 @@ def test_gunicorn_settings_follow_the_knobs():
                                      "WEB_CONCURRENCY": "5", "LOG_LEVEL": "warn"}), "/tmp/x")
     assert (on["keepalive"], on["graceful_timeout"], on["workers"], on["loglevel"]) == (7, 4, 5, "warning")
     assert on["worker_class"].nodelay is True
-    off = gunicorn_settings(from_env({"HTTP_KEEPALIVE": "false", "HTTP_NODELAY": "false"}), "/tmp/x")
+    assert (on["worker_class"].header_timeout, on["worker_connections"]) == (10.0, 1024)
+    off = gunicorn_settings(from_env({"HTTP_KEEPALIVE": "false", "HTTP_NODELAY": "false",
+                                      "HTTP_HEADER_TIMEOUT_SECONDS": "3",
+                                      "HTTP_MAX_CONNECTIONS": "50"}), "/tmp/x")
     assert off["keepalive"] == 0
     assert off["worker_class"].nodelay is False
+    assert (off["worker_class"].header_timeout, off["worker_connections"]) == (3.0, 50)

@@ -26,10 +26,96 @@ def test_login_from_query_string(client):
     assert "Signed in as <b>jason</b>" in client.get("/productpage").get_data(as_text=True)
 
 
-def test_login_redirects_to_referer(client):
-    response = client.post("/login", data={"username": "u"},
+def test_login_redirects_to_a_same_origin_referer(client):
+    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example",
                            headers={"Referer": "http://bookinfo.example/productpage?u=test"})
-    assert response.headers["Location"] == "http://bookinfo.example/productpage?u=test"
+    assert response.headers["Location"] == "/productpage?u=test"
+    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example:8080",
+                           headers={"Referer": "http://BookInfo.example:8080/productpage"})
+    assert response.headers["Location"] == "/productpage"
+    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example",
+                           headers={"Referer": "http://bookinfo.example:80/x?y=1"})
+    assert response.headers["Location"] == "/x?y=1"
+
+
+@pytest.mark.parametrize("referer", [
+    "http://evil.example/productpage",      # another host
+    "https://bookinfo.example/productpage",  # another scheme
+    "http://bookinfo.example:81/productpage",
+    "http://user@bookinfo.example/productpage",
+    "//evil.example/productpage",            # network-path reference
+    "http://bookinfo.example//evil.example/",
+    "/\\evil.example/",                      # browsers read \ as /
+    "javascript:alert(1)",
+    "productpage",                          # not a path
+    "/product page",
+    "/caf\u00e9",
+])
+def test_login_and_logout_ignore_a_foreign_referer(client, referer):
+    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example",
+                           headers={"Referer": referer})
+    assert (response.status_code, response.headers["Location"]) == (302, "/productpage")
+    response = client.get("/logout", base_url="http://bookinfo.example", headers={"Referer": referer})
+    assert (response.status_code, response.headers["Location"]) == (302, "/productpage")
+
+
+def test_same_origin_path():
+    from productpage.app import same_origin_path
+    assert same_origin_path("/productpage?u=normal", "http", "h") == "/productpage?u=normal"
+    assert same_origin_path("https://h:443/a#frag", "https", "h") == "/a"
+    assert same_origin_path("http://h", "http", "h:80") == "/"
+    assert same_origin_path("http://[::1]:9080/a", "http", "[::1]:9080") == "/a"
+    assert same_origin_path("http://[::1/a", "http", "h") is None
+    assert same_origin_path(None, "http", "h") is None
+    assert same_origin_path("", "http", "h") is None
+
+
+def test_username_of_256_bytes_is_accepted_and_257_refused(client):
+    response = client.post("/login", data={"username": "é" * 128})
+    assert response.status_code == 302
+    assert "é" * 128 in client.get("/productpage").get_data(as_text=True)
+    response = client.post("/login", data={"username": "a" * 256 + "é"})
+    assert response.status_code == 400
+    assert response.content_type == "application/json"
+    assert response.json == {"error": "username too long: at most 256 bytes (UTF-8)"}
+    # Refused without touching the session: still signed in as before.
+    assert "é" * 128 in client.get("/productpage").get_data(as_text=True)
+    response = client.post("/login?username=" + "b" * 257)
+    assert response.status_code == 400
+
+
+def test_huge_username_does_not_poison_later_requests(client):
+    response = client.post("/login", data={"username": "x" * 5_000_000})
+    assert response.status_code == 413  # the form is over 16 KB
+    response = client.post("/login", data={"username": "x" * 10_000})
+    assert response.status_code == 400
+    assert all(not v.startswith("session=") for k, v in response.headers.items() if k == "Set-Cookie")
+    assert client.get("/productpage").status_code == 200
+    assert client.get("/health").status_code == 200
+
+
+def test_form_over_16_kb_is_413(client):
+    response = client.post("/login", data={"username": "u", "passwd": "p" * (16 * 1024)})
+    assert response.status_code == 413
+    assert response.json == {"error": "request body too large: at most 16384 bytes"}
+    response = client.post("/login", data={"username": "u", "passwd": "p" * (16 * 1024 - 100)})
+    assert response.status_code == 302
+
+
+def test_session_cookie_stays_small(client):
+    response = client.post("/login", data={"username": "\U0001F600" * 64})  # 256 bytes
+    assert response.status_code == 302
+    assert len(session_cookie(response)) < 1200
+
+
+def test_a_session_with_an_oversized_user_is_not_signed_in(app, backends):
+    # A cookie signed (with the same key) before the bound existed.
+    value = app.session_interface.get_signing_serializer(app).dumps({"user": "x" * 300})
+    client = app.test_client()
+    client.set_cookie("session", value)
+    html = client.get("/productpage").get_data(as_text=True)
+    assert "Sign in" in html and "x" * 300 not in html
+    assert "end-user" not in backends.details.seen()[0].headers
 
 
 def test_password_is_not_stored(app, client):

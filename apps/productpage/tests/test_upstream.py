@@ -209,3 +209,77 @@ def test_timeout_bounds_a_silent_peer():
         pool(listener.getsockname()[1], timeout=0.3).get("/")
     assert 0.25 < time.monotonic() - started < 0.8
     listener.close()
+
+
+class Unsolicited:
+    """A raw server that answers each request, then sends a second,
+    unsolicited response on the same connection: right behind the first
+    (one write), a moment later, or with a body larger than any read
+    buffer. This is what details' WEBrick did when a header line made it
+    see two requests in one."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.connections = 0
+        self.requests = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._conn, args=(sock,), daemon=True).start()
+
+    def _conn(self, sock):
+        with sock:
+            buf = b""
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    try:
+                        data = sock.recv(4096)
+                    except OSError:  # the client closed it with bytes unread
+                        return
+                    if not data:
+                        return
+                    buf += data
+                buf = buf.split(b"\r\n\r\n", 1)[1]
+                self.requests += 1
+                body = b'{"n":%d}' % self.requests
+                answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+                extra = b"unsolicited" * (6000 if self.mode == "large" else 1)
+                stray = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(extra), extra)
+                try:
+                    if self.mode == "after":
+                        sock.sendall(answer)
+                        time.sleep(0.05)
+                        sock.sendall(stray)
+                    else:
+                        sock.sendall(answer + stray)
+                except OSError:
+                    return
+
+    def close(self):
+        self.listener.close()
+
+
+@pytest.mark.parametrize("mode", ["together", "after", "large"])
+def test_a_pooled_connection_with_unsolicited_bytes_is_never_reused(mode):
+    """urllib3 checks a pooled connection before reusing it
+    (is_connection_dropped: readable means dropped): the next call must get
+    its own answer, never the stray one."""
+    server = Unsolicited(mode)
+    upstream = pool(server.port)
+    assert upstream.get("/").body == b'{"n":1}'
+    time.sleep(0.2)  # the stray answer has arrived
+    assert upstream.get("/").body == b'{"n":2}'
+    time.sleep(0.2)
+    assert upstream.get("/").body == b'{"n":3}'
+    if mode != "together":
+        # The stray bytes were waiting on the socket: a new connection each time.
+        assert server.connections == 3
+    server.close()
