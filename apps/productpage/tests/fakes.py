@@ -7,6 +7,7 @@ which TCP connection each request came on.
 
 import itertools
 import json
+import socket
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -159,3 +160,30 @@ class Bookinfo:
     def close(self):
         for fake in (self.details, self.reviews, self.ratings):
             fake.close()
+
+
+class RawServer:
+    """A loopback server of raw sockets for tests that need bytes no HTTP
+    library would send: a thread per connection runs handle(sock).
+    connections counts the accepted ones."""
+
+    def __init__(self):
+        self.connections = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self.handle, args=(sock,), daemon=True).start()
+
+    def handle(self, sock):
+        raise NotImplementedError
+
+    def close(self):
+        self.listener.close()

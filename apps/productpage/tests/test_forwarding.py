@@ -15,6 +15,7 @@ import pytest
 
 from productpage.backends import (FORWARD_HEADERS, MAX_FORWARDED_FIELD, MAX_FORWARDED_TOTAL,
                                   outgoing_headers)
+from fakes import RawServer
 from service import APP_DIR, Service, base_env, free_port
 
 
@@ -174,7 +175,7 @@ def test_no_client_gets_another_clients_answer(real_details, start_service):
     assert run_victims_and_attacks(svc.port) == []
 
 
-class LikeWebrick:
+class LikeWebrick(RawServer):
     """A details stand-in that reads header lines as WEBrick 1.8.1 does, in
     pieces of at most 4096 bytes, so that a longer line ends the head early
     and its rest is read as the next request on the connection. It answers
@@ -186,20 +187,10 @@ class LikeWebrick:
             '"ISBN-10":"1234567890","ISBN-13":"123-1234567890"}')
 
     def __init__(self):
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self.split_heads = 0
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self):
-        while True:
-            try:
-                sock, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._conn, args=(sock,), daemon=True).start()
-
-    def _conn(self, sock):
+    def handle(self, sock):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with sock, sock.makefile("rb") as reader:
             try:
@@ -223,9 +214,6 @@ class LikeWebrick:
                                  b"Content-Length: %d\r\n\r\n%s" % (status, len(body), body))
             except OSError:
                 return
-
-    def close(self):
-        self.listener.close()
 
 
 def test_no_client_gets_another_clients_answer_when_the_stray_answer_is_late(start_service):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from fakes import FakeBackend
+from fakes import FakeBackend, RawServer
 from productpage.upstream import UpstreamError, get, pool as backend_pool
 
 
@@ -87,7 +87,7 @@ def test_nodelay_is_set_both_ways(peer, nodelay):
     conn.close()
 
 
-class Canned:
+class Canned(RawServer):
     """A raw server: answers request i with responses[i] (the last repeats),
     then closes the connection when close_after is true."""
 
@@ -95,22 +95,10 @@ class Canned:
         self.responses = list(responses)
         self.close_after = close_after
         self.drip = drip
-        self.connections = 0
         self.requests = 0
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self):
-        while True:
-            try:
-                sock, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._conn, args=(sock,), daemon=True).start()
-
-    def _conn(self, sock):
+    def handle(self, sock):
         with sock:
             buf = b""
             while True:
@@ -133,9 +121,6 @@ class Canned:
                     return  # the client gave up
                 if self.close_after:
                     return
-
-    def close(self):
-        self.listener.close()
 
 
 @pytest.mark.parametrize("raw,body,reused", [
@@ -211,7 +196,7 @@ def test_timeout_bounds_a_silent_peer():
     listener.close()
 
 
-class Unsolicited:
+class Unsolicited(RawServer):
     """A raw server that answers each request, then sends a second,
     unsolicited response on the same connection: right behind the first
     (one write), a moment later, or with a body larger than any read
@@ -220,22 +205,10 @@ class Unsolicited:
 
     def __init__(self, mode):
         self.mode = mode
-        self.connections = 0
         self.requests = 0
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self):
-        while True:
-            try:
-                sock, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._conn, args=(sock,), daemon=True).start()
-
-    def _conn(self, sock):
+    def handle(self, sock):
         with sock:
             buf = b""
             while True:
@@ -262,9 +235,6 @@ class Unsolicited:
                         sock.sendall(answer + stray)
                 except OSError:
                     return
-
-    def close(self):
-        self.listener.close()
 
 
 @pytest.mark.parametrize("mode", ["together", "after", "large"])
