@@ -11,7 +11,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: setup-apps build tools load-tools container-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium, the manifest-test tools and podman (idempotent)
+setup: setup-apps build tools load-tools container-tools cluster-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium, the manifest-test tools, podman and the one-node cluster's binaries (idempotent)
 
 .PHONY: setup-apps
 setup-apps: ## make setup in every apps/<service>
@@ -43,6 +43,18 @@ load-tools: ## build/cache k6 v1.8.1 (bookload run --engine k6) and install Chro
 container-tools: ## install podman, runc and mmdebstrap for make images and the container test (apt, as root)
 	@bash scripts/container-tools.sh
 
+.PHONY: cluster-tools
+cluster-tools: container-tools ## build/cache kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd and CoreDNS for scripts/cluster.sh (outside the repo)
+	@bash scripts/k8s-tools.sh --cluster
+
+.PHONY: cluster-up
+cluster-up: build cluster-tools ## a one-node Kubernetes on this machine with the app images in it (scripts/cluster.sh up; root)
+	@bash scripts/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## stop it and clean the host (scripts/cluster.sh down)
+	@bash scripts/cluster.sh down
+
 .PHONY: report
 report: build ## one HTML report of every run under results/ (results/report.html, PNGs in results/charts/)
 	@$(BOOKLOAD) report results -o results/report.html --png results/charts
@@ -56,8 +68,8 @@ bench: setup ## the performance suite (~50 min, tuned + legacy stacks): floor, s
 	@$(BOOKLOAD) bench
 
 .PHONY: test
-test: setup ## run every test suite (apps, bookload, end-to-end); ends with "N passed, M failed"
-	@bash scripts/run-tests.sh $(APPS) go
+test: setup ## run every test suite (apps, bookload, end-to-end, then the one-node cluster); ends with "N passed, M failed"
+	@bash scripts/run-tests.sh $(APPS) go cluster
 
 .PHONY: test-apps
 test-apps: setup-apps ## only the four apps' unit tests
@@ -66,6 +78,10 @@ test-apps: setup-apps ## only the four apps' unit tests
 .PHONY: test-go
 test-go: build ## only the Go tests (bookload and the end-to-end suite)
 	@bash scripts/run-tests.sh go
+
+.PHONY: test-cluster
+test-cluster: build cluster-tools ## only the overlays on a one-node Kubernetes started here (tests/cluster; root; ~15 min)
+	@bash scripts/run-tests.sh cluster
 
 .PHONY: clean
 clean: ## remove build outputs (not the caches in ~/.m2, ~/go, node_modules)

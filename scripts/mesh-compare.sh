@@ -152,7 +152,8 @@ for i in "${!names[@]}"; do
   kind=none
   [[ -z $sidecar ]] || kind=sidecar
   [[ -z $ambient ]] || kind=ambient
-  if known "$v" "$ns" && [[ $v != "${kind/none/no-mesh}" ]]; then
+  # A variant named after a mesh must be that mesh, wherever it runs.
+  if [[ " ${KNOWN_VARIANTS[*]} " == *" $v "* && $v != "${kind/none/no-mesh}" ]]; then
     die "variant $v: namespace $ns is labelled as $kind (istio-injection=${injection:-unset} istio.io/rev=${rev:-unset} istio.io/dataplane-mode=${mode:-unset}), not $v: kubectl apply -k overlays/$v"
   fi
   kinds+=("$kind")

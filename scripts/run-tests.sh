@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs test suites and ends with one summary line, "N passed, M failed".
-# Usage: run-tests.sh SUITE...   (SUITE: an apps/<name> folder name, or "go")
+# Usage: run-tests.sh SUITE...   (SUITE: an apps/<name> folder name, "go", or
+#        "cluster": tests/cluster, the overlays on a one-node Kubernetes)
 # Each suite runs with its own ecosystem's runner; its normal output is shown
 # and kept in test-results/<suite>.log, and its counts are read from the
 # runner's own summary line. A suite that fails without a readable summary
@@ -54,6 +55,12 @@ run_suite() {
     # end-to-end suite starts eight stacks; run together on a small machine
     # they would disturb each other's measurements.
     go test -p 1 -count=1 -v -timeout 25m ./... 2>&1 | tee "$log"
+  elif [ "$suite" = cluster ]; then
+    # Behind a build tag: it starts a cluster (scripts/cluster.sh), which
+    # needs root; a user with password-less sudo (a CI runner) gets it so.
+    local as_root=()
+    if [ "$(id -u)" != 0 ] && sudo -n true 2>/dev/null; then as_root=(sudo -n -E env "PATH=$PATH" "HOME=$HOME"); fi
+    "${as_root[@]}" go test -tags cluster -count=1 -v -timeout 60m ./tests/cluster/ 2>&1 | tee "$log"
   else
     make --no-print-directory -C "apps/$suite" test 2>&1 | tee "$log"
   fi

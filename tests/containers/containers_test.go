@@ -195,7 +195,9 @@ func TestImagesRunAsKubernetesWould(t *testing.T) {
 		}
 		args = append(args, "--user", fmt.Sprintf("%d:%d", *sc.RunAsUser, *sc.RunAsGroup), "--read-only", "--cap-drop", "ALL")
 		for _, m := range c.VolumeMounts {
-			args = append(args, "--tmpfs", m.MountPath+":rw,nosuid,nodev,mode=1777")
+			// Mode 0777 without the sticky bit, as Kubernetes makes an
+			// emptyDir (Ruby's Dir.tmpdir refuses such a directory).
+			args = append(args, "--tmpfs", m.MountPath+":rw,nosuid,nodev,mode=0777")
 		}
 		env := map[string]string{}
 		for _, v := range c.Env {

@@ -93,6 +93,25 @@ class ProcessTest < DetailsTest
     stuck&.close
   end
 
+  # A Kubernetes emptyDir is mode 0777 without the sticky bit, which Ruby's
+  # Dir.tmpdir refuses; the service must start with one as its /tmp.
+  def test_starts_with_a_tmpdir_like_a_kubernetes_empty_dir
+    Dir.mktmpdir do |parent|
+      tmp = File.join(parent, "empty-dir")
+      Dir.mkdir(tmp)
+      File.chmod(0o777, tmp)
+      pid, port, = spawn_serve("TMPDIR" => tmp)
+      assert_equal 200, http(port, "GET", "/health").status
+      made = Dir.children(tmp)
+      assert_equal 1, made.size, made.inspect
+      assert_equal 0o700, File.stat(File.join(tmp, made.first)).mode & 0o777
+      Process.kill("TERM", pid)
+      status, = wait_exit(pid, 20)
+      assert status.success?, status.inspect
+      assert_empty Dir.children(tmp), "the directory is removed at exit"
+    end
+  end
+
   def test_missing_ruby_and_webrick_are_reported
     Dir.mktmpdir do |bin|
       %w[bash env dirname].each { |tool| File.symlink(which(tool), File.join(bin, tool)) }

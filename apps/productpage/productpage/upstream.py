@@ -5,9 +5,16 @@ urllib3 keeps idle connections in a LIFO queue and, before reusing one,
 checks that it is not readable (`is_connection_dropped`): a peer that closed
 the connection while it sat idle (its keep-alive timeout) has left an EOF
 there, and urllib3 then opens a new connection instead. That check is relied
-on, not bypassed.
+on, not bypassed. It cannot see a close that crosses the request on the
+wire (a backend draining on a rolling update closes its idle connections):
+such a call, sent on a reused connection that then ends without a response
+or with a reset, is sent once more, at once, on a new connection, as
+HTTP/1.1 allows for an idempotent request (RFC 9112, 9.3.1) and as reviews'
+client does. Never on a response, a timeout or a refused connection, never
+for a fresh connection: one attempt in every other case.
 """
 
+import contextvars
 import socket
 from dataclasses import dataclass
 from typing import Mapping
@@ -31,6 +38,11 @@ class Reply:
     body: bytes
 
 
+# Whether the connection the current call sent its request on had served a
+# response before (set by RetiringConnection.request, read by get()).
+_sent_on_reused = contextvars.ContextVar("sent_on_reused", default=False)
+
+
 class RetiringConnection(HTTPConnection):
     """urllib3's connection, closed after `retire_after` responses.
 
@@ -47,6 +59,10 @@ class RetiringConnection(HTTPConnection):
     def connect(self):
         super().connect()
         self.responses = 0
+
+    def request(self, *args, **kwargs):
+        _sent_on_reused.set(self.responses > 0)
+        return super().request(*args, **kwargs)
 
     def getresponse(self, *args, **kwargs):
         response = super().getresponse(*args, **kwargs)
@@ -81,12 +97,25 @@ def pool(host: str, port: int, *, keepalive: bool, max_requests: int, nodelay: b
 
 
 def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, bytes]) -> Reply:
-    """One GET, one attempt: a Reply for any HTTP response, UpstreamError for none."""
+    """One GET, one attempt (but see the module's note on connections closed
+    under a request): a Reply for any HTTP response, UpstreamError for none."""
     if upstream.headers:
         headers = {**upstream.headers, **headers}
-    try:
-        response = upstream.urlopen("GET", path, headers=headers, retries=False,
-                                    redirect=False, preload_content=True)
-    except (urllib3.exceptions.HTTPError, OSError) as err:
-        raise UpstreamError(f"{upstream.host}:{upstream.port}{path}: {err!r}") from err
-    return Reply(response.status, response.data)
+    for attempt in (1, 2):
+        _sent_on_reused.set(False)
+        try:
+            response = upstream.urlopen("GET", path, headers=headers, retries=False,
+                                        redirect=False, preload_content=True)
+            return Reply(response.status, response.data)
+        except (urllib3.exceptions.HTTPError, OSError) as err:
+            if attempt == 1 and _closed_under_request(err) and _sent_on_reused.get():
+                continue
+            raise UpstreamError(f"{upstream.host}:{upstream.port}{path}: {err!r}") from err
+    raise AssertionError("unreachable")
+
+
+def _closed_under_request(err: Exception) -> bool:
+    """The peer closed or reset the connection before any response: urllib3
+    reports it as ProtocolError("Connection aborted.", <the socket error>)."""
+    cause = err.args[1] if isinstance(err, urllib3.exceptions.ProtocolError) and len(err.args) > 1 else None
+    return isinstance(cause, (ConnectionResetError, BrokenPipeError))

@@ -171,6 +171,53 @@ def test_pooled_connection_closed_by_peer_is_replaced_transparently():
     server.close()
 
 
+class ClosesUnderSecondRequest(RawServer):
+    """Answers the first request of each connection with keep-alive, then
+    reads the second and closes without an answer (or, with silent, never
+    answers it): a backend that drains while a pooled connection's request
+    is on the wire."""
+
+    def __init__(self, silent=False):
+        self.silent = silent
+        self.requests = 0
+        super().__init__()
+
+    def handle(self, sock):
+        with sock:
+            buf = b""
+            for n in (1, 2):
+                while b"\r\n\r\n" not in buf:
+                    data = sock.recv(4096)
+                    if not data:
+                        return
+                    buf += data
+                buf = buf.split(b"\r\n\r\n", 1)[1]
+                self.requests += 1
+                if n == 1:
+                    sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                elif self.silent:
+                    time.sleep(2)
+
+
+def test_pooled_connection_closed_under_the_request_is_sent_once_more():
+    server = ClosesUnderSecondRequest()
+    upstream = pool(server.port)
+    assert upstream.get("/").body == b"ok"
+    assert upstream.get("/").body == b"ok", "sent again on a new connection"
+    assert (server.connections, server.requests) == (2, 3)
+    server.close()
+
+
+def test_pooled_connection_timing_out_is_not_sent_again():
+    server = ClosesUnderSecondRequest(silent=True)
+    upstream = pool(server.port, timeout=0.3)
+    assert upstream.get("/").body == b"ok"
+    with pytest.raises(UpstreamError):
+        upstream.get("/")
+    assert (server.connections, server.requests) == (1, 2)
+    server.close()
+
+
 def test_fresh_connection_closed_without_answer_is_not_retried():
     server = Canned([b""], close_after=True)
     with pytest.raises(UpstreamError):

@@ -2,6 +2,7 @@
 
 require "prometheus/client"
 require "prometheus/client/formats/text"
+require "securerandom"
 
 module Details
   # The two catalogue metrics (docs/configuration.md), kept by the Prometheus
@@ -22,14 +23,25 @@ module Details
       return if @configured
 
       @configured = true
+      files_dir_for_library
       Prometheus::Client.configure do |config|
         config.value_class = Prometheus::Client::SimpleValue
-        # Building the configuration made the directory for those files
-        # (Dir.mktmpdir under TMPDIR, or prometheus_multiproc_dir); it stays
-        # empty. Remove it at exit unless the user named it.
-        dir = config.multiprocess_files_dir
-        at_exit { Dir.rmdir(dir) if Dir.exist?(dir) && Dir.empty?(dir) } unless ENV["prometheus_multiproc_dir"]
       end
+    end
+
+    # Building the library's configuration makes the directory for those
+    # files, unused here: prometheus_multiproc_dir, else Dir.mktmpdir. Ruby's
+    # Dir.tmpdir refuses a world-writable directory without the sticky bit,
+    # which is what a Kubernetes emptyDir at /tmp is (mode 0777), and the
+    # service would not start. So, unless the user named the directory, it
+    # is made here: private (0700), under TMPDIR or /tmp, removed at exit.
+    def self.files_dir_for_library
+      return if ENV["prometheus_multiproc_dir"]
+
+      dir = File.join(ENV.fetch("TMPDIR", "/tmp"), "details-metrics-#{Process.pid}-#{SecureRandom.hex(4)}")
+      Dir.mkdir(dir, 0o700)
+      ENV["prometheus_multiproc_dir"] = dir
+      at_exit { Dir.rmdir(dir) if Dir.exist?(dir) && Dir.empty?(dir) }
     end
 
     attr_reader :registry

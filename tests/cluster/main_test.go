@@ -1,0 +1,139 @@
+//go:build cluster
+
+// Package cluster runs the overlays on a real one-node Kubernetes started on
+// this machine by scripts/cluster.sh, with the images built from apps/*, and
+// does what a user does with kubectl: apply, check the docs' commands, load
+// from inside the cluster, restart, kill, compare. Istio cannot run here (no
+// registry serves its proxy images), so every namespace is "no mesh"; the
+// mesh variants are covered by tests/manifests and the kind + Istio workflow.
+//
+// Run with `make test-cluster` (or `make test`, last). BOOKINFO_CLUSTER_KEEP=1
+// leaves the cluster and its namespaces up afterwards, for a look around.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// deployErr is what went wrong deploying the two namespaces every test uses.
+var deployErr error
+
+var keep = os.Getenv("BOOKINFO_CLUSTER_KEEP") == "1"
+
+// hostBefore is the host's state before the suite started the cluster; empty
+// when the cluster was already up (then the suite leaves it up).
+var hostBefore string
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	wasUp := exec.Command("bash", repo+"/scripts/cluster.sh", "status").Run() == nil
+	if !wasUp {
+		var err error
+		if hostBefore, err = scriptOutput("cluster.sh", "host-state"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	defer cancel()
+	if err := phase("cluster up (control plane, images, DNS)", func() error { return script(ctx, "cluster.sh", "up") }); err != nil {
+		fmt.Fprintf(os.Stderr, "cluster: %v\n", err)
+		if !wasUp && !keep {
+			_ = script(context.Background(), "cluster.sh", "down")
+		}
+		return 1
+	}
+	deployErr = phase("deploy "+tuned.ns+" and "+legacy.ns, func() error {
+		for _, v := range []variant{tuned, legacy} {
+			if err := v.apply(); err != nil {
+				return err
+			}
+		}
+		for _, v := range []variant{tuned, legacy} {
+			if err := v.rollout(12 * time.Minute); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	code := m.Run()
+	if keep || wasUp {
+		fmt.Fprintf(os.Stderr, "cluster left up (export KUBECONFIG=%s; scripts/cluster.sh down when done)\n", kubeconfig)
+		return code
+	}
+	if !downDone {
+		_ = phase("cluster down", func() error { return script(context.Background(), "cluster.sh", "down") })
+	}
+	return code
+}
+
+// downDone: TestZZClusterDownLeavesHostAsFound ran.
+var downDone bool
+
+// needDeployed fails a test early when the namespaces never came up.
+func needDeployed(t *testing.T) {
+	t.Helper()
+	if deployErr != nil {
+		t.Fatalf("the namespaces did not come up: %v", deployErr)
+	}
+}
+
+// deleteNamespaces removes the suite's namespaces and waits until they are gone.
+func deleteNamespaces(names ...string) error {
+	args := append([]string{"delete", "namespace", "--ignore-not-found", "--wait=true", "--timeout=5m"}, names...)
+	_, err := kubectl(args...)
+	return err
+}
+
+// The last test: stop the cluster and check the host is as it was before.
+func TestZZClusterDownLeavesHostAsFound(t *testing.T) {
+	if keep || hostBefore == "" {
+		t.Skip("the cluster stays up (BOOKINFO_CLUSTER_KEEP=1, or it was up before the suite)")
+	}
+	if err := phase("delete the namespaces", func() error { return deleteNamespaces(tuned.ns, legacy.ns, repl.ns) }); err != nil {
+		t.Error(err)
+	}
+	downDone = true
+	if err := phase("cluster down", func() error { return script(context.Background(), "cluster.sh", "down") }); err != nil {
+		t.Fatal(err)
+	}
+	after, err := scriptOutput("cluster.sh", "host-state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != hostBefore {
+		t.Errorf("the host is not as the suite found it (ports, processes, iptables, mounts, bridge, netns, cgroups, sysctls):\n%s",
+			lineDiff(hostBefore, after))
+	}
+}
+
+// lineDiff lists the lines only in a (-) and only in b (+).
+func lineDiff(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var out strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(a), "\n") {
+		if !mb[l] {
+			fmt.Fprintf(&out, "- %s\n", l)
+		}
+	}
+	for _, l := range strings.Split(strings.TrimSpace(b), "\n") {
+		if !ma[l] {
+			fmt.Fprintf(&out, "+ %s\n", l)
+		}
+	}
+	return out.String()
+}
