@@ -13,7 +13,6 @@ import (
 // longer shows, so this list cannot outlive its defects.
 var knownOpen = map[string]struct{ test, why string }{
 	"reviews: obs-fold in another field": {"TestAmbiguousFramingIsRefused", "Tomcat joins the folded line with a space before any hook sees it (RFC 9112 5.2 allows that), so the bytes after the head are served as the next request; no public way to refuse it (apps/reviews/README.md)"},
-	"details: slow heads":                {"TestSlowHeadsAreClosed", "a connection that sends nothing waits for its first byte, then the head deadline starts again: closed at 2x the deadline"},
 }
 
 var (
