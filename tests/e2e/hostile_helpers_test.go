@@ -257,3 +257,29 @@ func healthBy(port int, d time.Duration) (time.Duration, bool, string) {
 // connections, not a copy of every response. reviews' JVM may also grow
 // its heap from -Xms64m towards -Xmx128m under any load.
 var rssGrowthMB = map[string]int64{"productpage": 64, "details": 64, "reviews": 160, "ratings": 64}
+
+// heldConnections counts the established TCP connections whose local port
+// is port (the server's side of each connection to it, from /proc/net/tcp
+// and tcp6): connections a service already holds against its
+// HTTP_MAX_CONNECTIONS, e.g. productpage's pooled ones to details.
+func heldConnections(port int) int {
+	n := 0
+	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			// sl local_address rem_address st ...; addresses are HEXIP:HEXPORT, st 01 is ESTABLISHED.
+			if len(f) < 4 || f[3] != "01" {
+				continue
+			}
+			_, p, ok := strings.Cut(f[1], ":")
+			if v, err := strconv.ParseUint(p, 16, 16); ok && err == nil && int(v) == port {
+				n++
+			}
+		}
+	}
+	return n
+}

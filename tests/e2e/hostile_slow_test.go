@@ -87,18 +87,30 @@ func summarize(outs []slowOutcome) (dialed, open int, slowest time.Duration, ans
 	return
 }
 
-// TestSlowHeadsAreClosed: 50 connections sending one head byte every
+// TestSlowHeadsAreClosed: up to 50 connections sending one head byte every
 // 500 ms and 10 that send nothing are all closed within the head deadline
 // (HTTP_HEADER_TIMEOUT_SECONDS=2 on this stack) plus 1.5 s: the deadline
 // counts from the first byte (or the accept), not per read. Meanwhile
 // /health answers on a new connection, and memory stays bounded.
+//
+// The flood stays within the connections the service has free: the ones it
+// already holds (productpage's pool to details after the desync test, for
+// one) count against HTTP_MAX_CONNECTIONS, and a connection beyond the
+// limit waits in the listen backlog for a slot before its deadline starts
+// (TestSlowHeadFloodBeyondTheLimit checks that case).
 func TestSlowHeadsAreClosed(t *testing.T) {
 	defer ranOpen("TestSlowHeadsAreClosed")
 	st := stackHostile.need(t)
-	const slow, idle = 50, 10
 	within := hostileHeaderTimeout + 1500*time.Millisecond
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			const idle = 10
+			held := heldConnections(st.port(svc))
+			// 2 spare: the /health checks below.
+			slow := min(50, hostileMaxConns-held-idle-2)
+			if slow < 20 {
+				t.Fatalf("%s already holds %d of its %d connections: too few left for the check", svc, held, hostileMaxConns)
+			}
 			pid := st.pid(t, svc)
 			rss0 := groupRSSkB(pid)
 			w := watchRSS(pid)
@@ -111,8 +123,8 @@ func TestSlowHeadsAreClosed(t *testing.T) {
 			outs := <-done
 			peak := w.peakKB()
 			dialed, open, slowest, answers := summarize(outs)
-			t.Logf("%s: %d of %d connections made; %d still open after %v; slowest close %v; answers before the close: %v; RSS %d -> peak %d MB",
-				svc, dialed, len(outs), open, within+2*time.Second, slowest.Round(10*time.Millisecond), answers, rss0>>10, peak>>10)
+			t.Logf("%s: %d already held; %d of %d connections made; %d still open after %v; slowest close %v; answers before the close: %v; RSS %d -> peak %d MB",
+				svc, held, dialed, len(outs), open, within+2*time.Second, slowest.Round(10*time.Millisecond), answers, rss0>>10, peak>>10)
 			if dialed < len(outs) {
 				t.Errorf("only %d of %d connections could be made (limit %d)", dialed, len(outs), hostileMaxConns)
 			}

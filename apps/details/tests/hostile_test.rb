@@ -344,6 +344,28 @@ class SlowClientTest < DetailsTest
     sock&.close
   end
 
+  # Kept-alive connections hold slots, but silent new connections that fit
+  # in the rest are each closed at the deadline from their connect: the
+  # end-to-end suite once saw 2x the deadline, which was the backlog wait
+  # of connections beyond the limit (README, "What remains").
+  def test_silent_connections_within_the_limit_close_at_the_deadline
+    port = start_server("HTTP_HEADER_TIMEOUT_SECONDS" => "1", "HTTP_MAX_CONNECTIONS" => "8").port
+    kept = Array.new(3) { connect(port).tap { |s| assert_equal 200, http(port, "GET", "/health", sock: s).status } }
+    started = now
+    silent = Array.new(5) { connect(port) }
+    closed_after = silent.map do |sock|
+      data, closed = read_until_closed(sock, started + 4)
+      assert closed
+      assert_equal "", data
+      now - started
+    end
+    assert_operator closed_after.max, :<, 1.8, closed_after.inspect
+    assert_operator closed_after.min, :>=, 0.9, closed_after.inspect
+    assert_equal 200, http(port, "GET", "/health", sock: kept.first).status
+  ensure
+    [*kept, *silent].compact.each(&:close)
+  end
+
   # With every connection slot taken, new connections wait in the listen
   # backlog, connections the server holds keep being served, and slow heads
   # free their slots at the header timeout.

@@ -231,6 +231,23 @@ def test_content_length_zero_keeps_the_connection(service):
     assert not got.closed
 
 
+def test_pipelining_is_capped_per_connection(service):
+    """A client that sends requests without reading the answers gets the
+    first MAX_PIPELINED, the last with Connection: close, then a close."""
+    from productpage.workers import MAX_PIPELINED
+    got = talk(service.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED * 4), wait=5)
+    assert got.statuses == [200] * MAX_PIPELINED, got.statuses
+    assert got.data.count(b"Connection: close\r\n") == 1
+    assert got.closed and got.seconds < 3
+
+
+def test_pipelining_below_the_cap_keeps_the_connection(service):
+    from productpage.workers import MAX_PIPELINED
+    got = talk(service.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED - 1), idle=0.5)
+    assert got.statuses == [200] * (MAX_PIPELINED - 1), got.statuses
+    assert b"Connection: close" not in got.data and not got.closed
+
+
 # --- line limits --------------------------------------------------------------
 
 def test_header_line_limit(service):

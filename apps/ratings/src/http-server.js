@@ -286,8 +286,12 @@ function createHttpServer(app, config, connection = { close: !config.keepAlive }
       // checked every connectionsCheckingInterval (Node's default 30 s).
       headersTimeout,
       connectionsCheckingInterval: 500,
-      // Whole request, head and body: Node's default, at least the head's.
-      requestTimeout: Math.max(300_000, headersTimeout),
+      // Whole request, head and body, from its first byte: the same
+      // deadline. A body (at most 16 KiB here) that has not arrived by then
+      // is answered 408 and the connection closed, so a chunk size Node's
+      // parser accepts (up to 2^64 - 1) cannot hold the connection waiting
+      // for data. Node requires it to be at least headersTimeout.
+      requestTimeout: headersTimeout,
       // Checked by the request listener instead, to answer with a JSON body.
       requireHostHeader: false,
     },

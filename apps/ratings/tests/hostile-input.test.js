@@ -206,6 +206,25 @@ test('HTTP_HEADER_TIMEOUT_SECONDS bounds a slow head from its first byte, and a 
   assert.ok(silentElapsed >= 900 && silentElapsed < 2000, `silent connection closed after ${silentElapsed} ms`);
 });
 
+test('a body that does not arrive within HTTP_HEADER_TIMEOUT_SECONDS (a huge chunk size) is answered 408 and closed', async (t) => {
+  const { port } = await startService(t, { env: { HTTP_HEADER_TIMEOUT_SECONDS: '1' } });
+  // Sizes Node's parser accepts (up to 2^64 - 1): it then waits for the data.
+  for (const size of ['ffffffffffffffff', '10000000000']) {
+    const conn = rawSocket(port);
+    await conn.connected;
+    const started = Date.now();
+    conn.socket.write(post('Transfer-Encoding: chunked\r\n', `${size}\r\n{"a":1}\r\n0\r\n\r\n${HIDDEN}`));
+    assert.equal(await conn.closedWithin(3000), true, `chunk size ${size}: closed`);
+    const elapsed = conn.closedAt - started;
+    assert.ok(elapsed >= 900 && elapsed < 2000, `chunk size ${size}: closed after ${elapsed} ms`);
+    assert.equal(statusOf(conn.text), 408, conn.text);
+    assert.equal((conn.text.match(/HTTP\/1\.1 /g) || []).length, 1, `one response only: ${conn.text}`);
+  }
+  // Neither the slow body nor the request behind it stored anything.
+  assert.equal((await request(port, 'GET', '/ratings/4242')).body, '{"id":4242,"ratings":{"Reviewer1":5,"Reviewer2":4}}');
+  assert.equal((await request(port, 'GET', '/ratings/1')).body, '{"id":1,"ratings":{"Reviewer1":5,"Reviewer2":4}}');
+});
+
 test('the head deadline does not cut an idle kept-alive connection', async (t) => {
   const { port } = await startService(t, { env: { HTTP_HEADER_TIMEOUT_SECONDS: '1', HTTP_KEEPALIVE_TIMEOUT_SECONDS: '5' } });
   const conn = await raw.connect(port);

@@ -11,7 +11,7 @@ import org.springframework.web.servlet.DispatcherServlet;
 
 /**
  * The servlet side of the web layer: the three filters, for every request Tomcat dispatches
- * (RequestObserver first: metrics, access log; ChunkedBodyCheck; then WholeResponses, which also
+ * (RequestObserver first: metrics, access log; ChunkedBodyRefusal; then WholeResponses, which also
  * wraps the error page's dispatch), and the DispatcherServlet.
  */
 @Configuration(proxyBeanMethods = false)
@@ -38,8 +38,8 @@ class WebConfig {
     }
 
     @Bean
-    FilterRegistrationBean<ChunkedBodyCheck> chunkedBodyCheckRegistration() {
-        FilterRegistrationBean<ChunkedBodyCheck> registration = new FilterRegistrationBean<>(new ChunkedBodyCheck());
+    FilterRegistrationBean<ChunkedBodyRefusal> chunkedBodyRefusalRegistration() {
+        FilterRegistrationBean<ChunkedBodyRefusal> registration = new FilterRegistrationBean<>(new ChunkedBodyRefusal());
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
         registration.setDispatcherTypes(DispatcherType.REQUEST);
         return registration;

@@ -36,8 +36,8 @@ final class WholeResponses extends OncePerRequestFilter implements ApplicationLi
 
     /**
      * Also the error page's response (JsonErrorController, after a sendError raised inside the
-     * application, e.g. by Tomcat when ChunkedBodyCheck's read fails): buffered like any other, so
-     * it too leaves with a Content-Length.
+     * application, e.g. by ChunkedBodyRefusal): buffered like any other, so it too leaves with a
+     * Content-Length.
      */
     @Override
     protected boolean shouldNotFilterErrorDispatch() {
