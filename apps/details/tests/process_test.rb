@@ -100,7 +100,8 @@ class ProcessTest < DetailsTest
       tmp = File.join(parent, "empty-dir")
       Dir.mkdir(tmp)
       File.chmod(0o777, tmp)
-      pid, port, = spawn_serve("TMPDIR" => tmp)
+      # (unset: an earlier test in this process configured the library)
+      pid, port, = spawn_serve("TMPDIR" => tmp, "prometheus_multiproc_dir" => nil)
       assert_equal 200, http(port, "GET", "/health").status
       made = Dir.children(tmp)
       assert_equal 1, made.size, made.inspect

@@ -345,8 +345,11 @@ test('20 connections pipelining 2,000 GET /metrics each without reading: RSS bou
   // connection, which Node's parser turns into requests before anything can
   // stop it: +65 to +72 MB on a quiet machine, up to +175 MB with the
   // machine at a load average of 30-70 (the collector runs later, more of
-  // it survives into the old generation, and V8 keeps the pages).
-  assert.ok(growth < 200, `RSS grew by ${growth.toFixed(1)} MB`);
+  // it survives into the old generation, and V8 keeps the pages), and +209
+  // MB once with a one-node cluster starting beside it: the bound is the
+  // ceiling of what the collector leaves, well under the unfixed server's
+  // 900 MB.
+  assert.ok(growth < 300, `RSS grew by ${growth.toFixed(1)} MB`);
   // Reading now, each gets what was queued for it, then the close.
   for (const c of conns) c.socket.resume();
   const closed = await Promise.all(conns.map((c) => c.closedWithin(3000)));

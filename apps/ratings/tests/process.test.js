@@ -63,7 +63,8 @@ test('serve explains what is missing when setup has not run', async (t) => {
     const child = spawn(path.join(dir, 'serve'), [], { cwd: '/', env: { PATH: process.env.PATH } });
     let stderr = '';
     child.stderr.on('data', (d) => { stderr += d; });
-    child.once('exit', (code) => resolve({ code, stderr }));
+    // 'close', not 'exit': stderr may still hold data when the process exits.
+    child.once('close', (code) => resolve({ code, stderr }));
   });
   assert.equal(result.code, 1);
   assert.equal(result.stderr, "ratings: node_modules missing; run 'make setup'\n");
