@@ -226,13 +226,19 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		// /fortio/rest/status shows it and /fortio/rest/stop stops it.
 		id := rapi.NextRunID()
 		o.RunID = id
-		rapi.UpdateRun(&o.RunnerOptions)
+		aborter := rapi.UpdateRun(&o.RunnerOptions)
 		s.mu.Lock()
 		s.current.FortioRunID = id
 		s.mu.Unlock()
 		return func() {
 			if st := rapi.GetRun(id); st != nil && st.State == rapi.StateStopping {
 				stoppedByFortio = true
+			}
+			// The run is over: what fortio's own REST runs send, for a
+			// /fortio/rest/stop?wait=on waiting on it (never blocking).
+			select {
+			case aborter.StartChan <- false:
+			default:
 			}
 			rapi.RemoveRun(id)
 		}

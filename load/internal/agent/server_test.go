@@ -148,14 +148,15 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-// waitBusy polls the agent's status until a run is going.
+// waitBusy polls the agent's status until a run is going (listed in
+// fortio's REST status too).
 func waitBusy(t *testing.T, u string) agent.StatusReply {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		var st agent.StatusReply
 		get(t, u+agent.StatusPath, &st)
-		if st.Busy {
+		if st.Busy && st.Run != nil && st.Run.FortioRunID != 0 {
 			return st
 		}
 		time.Sleep(20 * time.Millisecond)

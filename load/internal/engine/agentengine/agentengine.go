@@ -242,13 +242,40 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	}
 	data, err := e.call(ctx, agent.Bound(&wire)+apiTimeout, agent.RunPath, wire)
 	if ctx.Err() != nil {
-		// Closing the connection stops the run in the agent.
+		// Closing the connection stops the run in the agent; in case a
+		// port-forward kept the agent's side open, it is also stopped the way
+		// fortio's runs are, so no load keeps running in the cluster.
+		e.stop(wire)
 		return &engine.Result{Engine: Name, Interrupted: true}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bookload agent at %s: %w", e.Remote.API, err)
 	}
 	return e.result(data)
+}
+
+// stop stops the agent's run of w, if it still runs, through fortio's
+// /fortio/rest/stop (the agent lists its runs there) and waits for it.
+func (e *Engine) stop(w agent.RunRequest) {
+	ctx := context.Background()
+	data, err := e.call(ctx, apiTimeout, agent.StatusPath, nil)
+	if err != nil {
+		return
+	}
+	var st agent.StatusReply
+	if json.Unmarshal(data, &st) != nil || st.Run == nil || st.Run.FortioRunID == 0 ||
+		st.Run.Scenario != w.Scenario.Name || st.Run.Target != w.Target.Name || st.Run.Profile != w.Profile.Name || st.Run.Repetition != w.Repetition {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.Scenario.Timeout.Std()+apiTimeout)
+	defer cancel()
+	u := fmt.Sprintf("%s%srest/stop?runid=%d&wait=on", e.Remote.API, agent.UIPath, st.Run.FortioRunID)
+	if hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil); err == nil {
+		if resp, err := e.client().Do(hr); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	}
 }
 
 // progress polls the agent's status for the live line.
