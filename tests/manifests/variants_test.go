@@ -1,8 +1,8 @@
 package manifests
 
 import (
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
