@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds one container image per app: apps/<app>/Dockerfile with the app folder
-# as context, tagged ghcr.io/bookinfo-bench/bookinfo-bench/<app>:<tag> (the
-# published names overlays/base deploys), with docker, podman or buildah.
+# Builds one container image per app (apps/<app>/Dockerfile, the app folder as
+# context) and bookload's (load/Dockerfile, the repository root as context: the
+# Go module), tagged ghcr.io/bookinfo-bench/bookinfo-bench/<name>:<tag> (the
+# published names overlays/ deploys), with docker, podman or buildah.
 #
-# Usage: scripts/images.sh [--list | --engine | --run-flags] [APP...]   (default: every apps/*/)
+# Usage: scripts/images.sh [--list | --engine | --run-flags] [NAME...]   (default: every apps/*/ and bookload)
 #   --list       print the image names and exit
 #   --engine     print the container engine command this machine needs (for tests)
 #   --run-flags  print the extra `run` flags this machine needs (for tests)
@@ -16,7 +17,8 @@
 #      /usr/local/share/ca-certificates; the images themselves never keep them).
 #
 # Every image is Debian bookworm with its runtime from Debian's packages (Node
-# from its own release builds). Where no registry serves the base image, it is
+# from its own release builds; bookload is a static Go binary, built with the
+# toolchain go.mod names). Where no registry serves the base image, it is
 # made here from Debian's archive (mmdebstrap --variant=minbase, imported into
 # the engine) and the build says so.
 set -euo pipefail
@@ -37,13 +39,17 @@ case ${1:-} in
   --list) mode=list; shift ;;
   --engine) mode=engine; shift ;;
   --run-flags) mode=run-flags; shift ;;
-  -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
   -*) die "unknown option $1 (see --help)" ;;
 esac
 apps=("$@")
 if [ ${#apps[@]} -eq 0 ]; then
   for d in apps/*/; do apps+=("$(basename "$d")"); done
+  apps+=(bookload)
 fi
+# Where each image's Dockerfile and build context are.
+dockerfile_of() { case $1 in bookload) echo load/Dockerfile ;; *) echo "apps/$1/Dockerfile" ;; esac; }
+context_of() { case $1 in bookload) echo . ;; *) echo "apps/$1" ;; esac; }
 if [ "$mode" = list ]; then
   for app in "${apps[@]}"; do echo "$prefix/$app:$tag"; done
   exit 0
@@ -141,12 +147,13 @@ build_flags+=(--secret "id=extra_ca,src=$ca")
 
 # --- the images ---------------------------------------------------------------
 for app in "${apps[@]}"; do
-  [ -f "apps/$app/Dockerfile" ] || die "apps/$app/Dockerfile is missing"
-  say "$engine build apps/$app -> $prefix/$app:$tag (base $base)"
+  file=$(dockerfile_of "$app") context=$(context_of "$app")
+  [ -f "$file" ] || die "$file is missing (images: $(printf '%s ' apps/*/ | sed 's|apps/||g; s|/||g')bookload)"
+  say "$engine build $file (context $context) -> $prefix/$app:$tag (base $base)"
   if [ "$engine" = buildah ]; then
-    buildah bud "${build_flags[@]}" --build-arg "BASE=$base" -t "$prefix/$app:$tag" "apps/$app"
+    buildah bud "${build_flags[@]}" --build-arg "BASE=$base" -f "$file" -t "$prefix/$app:$tag" "$context"
   else
-    "${engine_cmd[@]}" build "${build_flags[@]}" --build-arg "BASE=$base" -t "$prefix/$app:$tag" "apps/$app"
+    "${engine_cmd[@]}" build "${build_flags[@]}" --build-arg "BASE=$base" -f "$file" -t "$prefix/$app:$tag" "$context"
   fi
 done
 say "built ${#apps[@]}: $(printf "$prefix/%s:$tag " "${apps[@]}")"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The mesh comparison on a cluster you already have: one scenario run
 # interleaved across namespaces (variants) from inside the cluster, through
-# each namespace's fortio (bookload's fortio+http targets), and the comparison
-# written, the first variant as the baseline. Each variant's data path is
-# checked before any load: a variant is measured only where its mesh is.
+# each namespace's load client (svc/fortio: the bookload agent of
+# overlays/components/bookload-agent as a bookload+http target, or stock
+# fortio as a fortio+http target), and the comparison written, the first
+# variant as the baseline. Each variant's data path is checked before any
+# load: a variant is measured only where its mesh is.
 #
 # Usage: scripts/mesh-compare.sh [SCENARIO] [--variant NAME=NAMESPACE]... [--baseline NAME]
 #                                [--apply | --no-apply] [--check-only] [--skip-mesh-check]
@@ -11,7 +13,8 @@
 #   SCENARIO           a name in scenarios/ or a YAML path (default: smoke)
 #   --variant N=NS     compare namespace NS under the name N (repeatable); default the
 #                      three overlays: no-mesh=bookinfo-no-mesh sidecar=bookinfo-sidecar
-#                      ambient=bookinfo-ambient. Each NS needs the apps and svc/fortio.
+#                      ambient=bookinfo-ambient. Each NS needs the apps and svc/fortio
+#                      (stock fortio, or the bookload agent: detected per namespace).
 #   --baseline NAME    the variant the others are compared with (default: the first)
 #   --apply            (the default) kubectl apply -k overlays/NAME for the three known
 #                      variants (NAME=bookinfo-NAME); other variants are yours to deploy
@@ -40,7 +43,7 @@ ROLLOUT_TIMEOUT=${ROLLOUT_TIMEOUT:-300s}
 istio_ns=${ISTIO_NAMESPACE:-istio-system}
 say() { printf '==> mesh-compare: %s\n' "$*" >&2; }
 die() { printf 'mesh-compare: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '8,35s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
+usage() { sed -n '10,34s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
 bad_usage() { printf 'mesh-compare: %s\n' "$*" >&2; exit 2; }
 
 # --- arguments --------------------------------------------------------------
@@ -341,12 +344,36 @@ forward() {
   die "port-forward to svc/fortio in $ns failed: $(cat "$log")"
 }
 
-targets=()
+# client NAMESPACE: "agent" when every pod of svc/fortio runs the bookload
+# agent (the pod label app.kubernetes.io/name=bookload that
+# components/bookload-agent sets), else "fortio" (stock fortio).
+client() {
+  local labels
+  labels=$(kubectl -n "$1" get pods -l app=fortio -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/name}{"|"}{.metadata.deletionTimestamp}{"\n"}{end}' |
+    awk -F'|' '$2 == "" { print $1 }' | sort -u)
+  if [[ $labels == bookload ]]; then echo agent; else echo fortio; fi
+}
+
+targets=() agents=() stock=()
 for i in "${!names[@]}"; do
   forward "${namespaces[i]}"
-  say "fortio of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port"
-  targets+=(--target "${names[i]}=fortio+http://127.0.0.1:$port")
+  if [[ $(client "${namespaces[i]}") == agent ]]; then
+    say "bookload agent of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port"
+    targets+=(--target "${names[i]}=bookload+http://127.0.0.1:$port")
+    agents+=("${names[i]}")
+  else
+    say "fortio of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port"
+    targets+=(--target "${names[i]}=fortio+http://127.0.0.1:$port")
+    stock+=("${names[i]}")
+  fi
 done
+if ((${#agents[@]} && ${#stock[@]})); then
+  printf '\n' >&2
+  printf 'mesh-compare: WARNING: THE VARIANTS ARE MEASURED BY DIFFERENT LOAD CLIENTS: the bookload agent for %s\n' "${agents[*]}" >&2
+  printf 'mesh-compare: WARNING: (per-request histograms, corrected latency), stock fortio for %s (bucket histograms,\n' "${stock[*]}" >&2
+  printf 'mesh-compare: WARNING: corrected = plain). Differences smaller than a fortio bucket are noise; apply\n' >&2
+  printf 'mesh-compare: WARNING: overlays/components/bookload-agent to every namespace for equal precision.\n\n' >&2
+fi
 
 # --- the run ---------------------------------------------------------------
 say "bookload run $scenario, interleaved across ${names[*]}"

@@ -1,10 +1,11 @@
-// Package containers builds the four app images and runs them the way
-// Kubernetes runs the rendered overlays/no-mesh manifest: the manifest's
-// user, read-only root filesystem with an emptyDir at /tmp, no capabilities,
-// no privilege escalation and the manifest's environment, the four services
-// in one podman pod (one network namespace, as a pod's containers share).
-// Then it checks what a user checks first: the Istio docs' curl from the
-// ratings container, the page, every /health and /metrics.
+// Package containers builds the four app images and bookload's, and runs them
+// the way Kubernetes runs the rendered overlays/no-mesh manifest: the
+// manifest's user, read-only root filesystem with an emptyDir at /tmp, no
+// capabilities, no privilege escalation and the manifest's environment, the
+// four services in one podman pod (one network namespace, as a pod's
+// containers share). Then it checks what a user checks first: the Istio docs'
+// curl from the ratings container, the page, every /health and /metrics; and
+// the bookload agent (components/bookload-agent) loading details.
 package containers
 
 import (
@@ -38,8 +39,9 @@ var deployments = []struct{ name, app string }{
 }
 
 type container struct {
-	Name  string `yaml:"name"`
-	Image string `yaml:"image"`
+	Name  string   `yaml:"name"`
+	Image string   `yaml:"image"`
+	Args  []string `yaml:"args"`
 	Env   []struct {
 		Name      string `yaml:"name"`
 		Value     string `yaml:"value"`
@@ -127,11 +129,12 @@ func newEngine(t *testing.T) engine {
 	return engine{cmd: cmd, env: []string{"CONTAINERS_CONF=" + conf}}
 }
 
-func render(t *testing.T) map[string]deployment {
+// render returns the Deployments of overlays/<overlay> by name.
+func render(t *testing.T, overlay string) map[string]deployment {
 	t.Helper()
-	out, err := exec.Command("kubectl", "kustomize", filepath.Join(repoRoot, "overlays", "no-mesh")).Output()
+	out, err := exec.Command("kubectl", "kustomize", filepath.Join(repoRoot, "overlays", overlay)).Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize overlays/no-mesh: %v", err)
+		t.Fatalf("kubectl kustomize overlays/%s: %v", overlay, err)
 	}
 	deps := map[string]deployment{}
 	dec := yaml.NewDecoder(bytes.NewReader(out))
@@ -157,7 +160,7 @@ func TestImagesRunAsKubernetesWould(t *testing.T) {
 	}
 	t.Logf("images built in %v", time.Since(start).Round(time.Second))
 
-	deps := render(t)
+	deps := render(t, "no-mesh")
 	pod := fmt.Sprintf("bookinfo-containers-%d", os.Getpid())
 	if out, err := e.run("pod", "create", "--name", pod, "--network", "none"); err != nil {
 		t.Fatalf("podman pod create: %v\n%s", err, out)
@@ -266,6 +269,66 @@ func TestImagesRunAsKubernetesWould(t *testing.T) {
 		if err != nil || strings.TrimSpace(out) != strconv.FormatInt(*deps[d.name].Spec.Template.Spec.Containers[0].SecurityContext.RunAsUser, 10) {
 			t.Errorf("%s runs as user %q (%v), want the manifest's", d.app, strings.TrimSpace(out), err)
 		}
+	}
+
+	// The load client of components/bookload-agent as its rendered Deployment
+	// runs it, in the same pod (port 8080 is free there): fortio's UI, and one
+	// repetition against details through the agent's run endpoint.
+	agent, ok := render(t, "tests/ambient-bookload-agent")["fortio"]
+	if !ok {
+		t.Fatal("overlays/tests/ambient-bookload-agent renders no Deployment fortio")
+	}
+	c := agent.Spec.Template.Spec.Containers[0]
+	sc := c.SecurityContext
+	if sc.RunAsUser == nil || sc.RunAsGroup == nil || !sc.ReadOnlyRootFilesystem {
+		t.Fatalf("fortio (bookload agent): securityContext %+v is not the hardened one this test mirrors", sc)
+	}
+	args := []string{"run", "--detach", "--pod", pod, "--name", pod + "-agent",
+		"--read-only-tmpfs=false", "--security-opt", "no-new-privileges", "-v", hosts + ":/etc/hosts:ro",
+		"--user", fmt.Sprintf("%d:%d", *sc.RunAsUser, *sc.RunAsGroup), "--read-only", "--cap-drop", "ALL"}
+	for _, m := range c.VolumeMounts {
+		args = append(args, "--tmpfs", m.MountPath+":rw,nosuid,nodev,mode=1777")
+	}
+	args = append(append(args, c.Image), c.Args...)
+	if out, err := e.run(args...); err != nil {
+		t.Fatalf("podman run the bookload agent: %v\n%s", err, out)
+	}
+	for {
+		out, err := curl("-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:8080/bookload/v1/status")
+		if err == nil && out == "200" {
+			break
+		}
+		if time.Now().After(deadline) {
+			logs, _ := e.run("logs", "--tail", "40", pod+"-agent")
+			t.Fatalf("the bookload agent never answered (last: %q, %v); its log:\n%s", out, err, logs)
+		}
+		time.Sleep(time.Second)
+	}
+	if out, err := curl("-o", "/dev/null", "-w", "%{http_code} %{content_type}", "http://127.0.0.1:8080/fortio/"); err != nil || !strings.HasPrefix(out, "200 text/html") {
+		t.Errorf("fortio's UI from the agent: %q %v", out, err)
+	}
+	body := fmt.Sprintf(`{"scenario":{"name":"containers","path":"/details/0","timeout":"2s","keepalive":true},`+
+		`"profile":{"name":"p","qps":20,"connections":2,"duration":"1s"},"target":{"name":"details","url":"http://details:%d"},"repetition":1}`, ports["details"])
+	out, err := curl("-X", "POST", "-H", "Content-Type: application/json", "--data", body, "http://127.0.0.1:8080/bookload/v1/run")
+	var doc struct {
+		Bookload struct {
+			Requests int64            `yaml:"requests"`
+			Codes    map[string]int64 `yaml:"codes"`
+			Latency  struct {
+				Corrected struct {
+					Histogram string `yaml:"hdr_histogram_us"`
+				} `yaml:"corrected"`
+			} `yaml:"latency"`
+		} `yaml:"bookload"`
+	}
+	if err != nil || yaml.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("a run through the agent: %v\n%s", err, truncate(out, 400))
+	}
+	if b := doc.Bookload; b.Requests < 15 || b.Codes["200"] != b.Requests || b.Latency.Corrected.Histogram == "" {
+		t.Errorf("a run through the agent: %d requests, codes %v, corrected histogram %d bytes; want ~20, all 200", b.Requests, b.Codes, len(b.Latency.Corrected.Histogram))
+	}
+	if out, err := e.run("exec", pod+"-agent", "id", "-u"); err != nil || strings.TrimSpace(out) != strconv.FormatInt(*sc.RunAsUser, 10) {
+		t.Errorf("the bookload agent runs as user %q (%v), want the manifest's", strings.TrimSpace(out), err)
 	}
 }
 

@@ -41,8 +41,9 @@ func baseTag(t *testing.T) string {
 	return tag
 }
 
-// scripts/images.sh builds exactly the images the base deploys: one per
-// apps/<name> folder, with the base's tag.
+// scripts/images.sh builds exactly the images the overlays deploy: one per
+// apps/<name> folder (the base) and bookload (components/bookload-agent),
+// with the base's tag.
 func TestImagesScriptMatchesManifests(t *testing.T) {
 	out, err := exec.Command("bash", filepath.Join(repoRoot, "scripts", "images.sh"), "--list").CombinedOutput()
 	if err != nil {
@@ -50,10 +51,13 @@ func TestImagesScriptMatchesManifests(t *testing.T) {
 	}
 	built := strings.Fields(string(out))
 	var deployed []string
-	for _, d := range render(t, baseTarget()).deployments(t) {
-		for _, c := range d.Spec.Template.Spec.Containers {
-			if strings.HasPrefix(c.Image, publishedImage) && !slices.Contains(deployed, c.Image) {
-				deployed = append(deployed, c.Image)
+	for _, tg := range append([]target{baseTarget()}, combinations(t)...) {
+		for _, d := range render(t, tg).deployments(t) {
+			for _, c := range d.Spec.Template.Spec.Containers {
+				// Combinations with images from another registry deploy other names.
+				if strings.HasPrefix(c.Image, publishedImage) && !slices.Contains(deployed, c.Image) {
+					deployed = append(deployed, c.Image)
+				}
 			}
 		}
 	}

@@ -290,6 +290,34 @@ esac
 		portForwardsGone(t, pfPids, 2)
 	})
 
+	t.Run("run-agent", func(t *testing.T) {
+		// A namespace whose fortio pods run the bookload agent (the label of
+		// components/bookload-agent) gets a bookload+http target; next to a
+		// stock fortio one, the script warns that precision differs.
+		env, pfPids, args := fakes(t)
+		out := t.TempDir()
+		r := script(t, env, "--no-apply", "--variant", "agent=mc-agent", "--variant", "plain=mc-plain", "--out", out)
+		expect(t, r, 0, "bookload agent of mc-agent (agent) on 127.0.0.1:", "fortio of mc-plain (plain) on 127.0.0.1:",
+			"WARNING: THE VARIANTS ARE MEASURED BY DIFFERENT LOAD CLIENTS: the bookload agent for agent")
+		data, _ := os.ReadFile(args)
+		re := regexp.MustCompile(`^run smoke --target agent=bookload\+http://127\.0\.0\.1:\d+ --target plain=fortio\+http://127\.0\.0\.1:\d+ --baseline agent `)
+		if !re.Match(data) {
+			t.Errorf("bookload ran as:\n%s", data)
+		}
+		portForwardsGone(t, pfPids, 2)
+
+		env, pfPids, args = fakes(t)
+		r = script(t, env, "--no-apply", "--variant", "agent=mc-agent", "--out", out)
+		expect(t, r, 0, "bookload agent of mc-agent (agent)")
+		if strings.Contains(r.out, "DIFFERENT LOAD CLIENTS") {
+			t.Errorf("warned about different clients with one variant:\n%s", r.out)
+		}
+		if data, _ := os.ReadFile(args); !strings.HasPrefix(string(data), "run smoke --target agent=bookload+http://127.0.0.1:") {
+			t.Errorf("bookload ran as:\n%s", data)
+		}
+		portForwardsGone(t, pfPids, 1)
+	})
+
 	t.Run("terminated", func(t *testing.T) {
 		// SIGTERM while bookload runs: bookload gets TERM, the run directory
 		// still gets its comparison, the port-forwards end, the status is 143.
@@ -394,6 +422,22 @@ kind: Pod
 metadata: {name: plain, namespace: mc-plain}
 spec:
   containers: [{name: app, image: app}]
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: mc-agent, labels: {istio-injection: disabled, istio.io/dataplane-mode: none}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fortio-agent, namespace: mc-agent, labels: {app: fortio, app.kubernetes.io/name: bookload}}
+spec:
+  containers: [{name: fortio, image: bookload}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fortio-stock, namespace: mc-plain, labels: {app: fortio}}
+spec:
+  containers: [{name: fortio, image: fortio}]
 ---
 apiVersion: v1
 kind: Namespace

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,52 @@ func TestVariantNamespaces(t *testing.T) {
 // every combination that uses it. A component missing here is still rendered,
 // applied and analyzed through its combinations.
 var componentChecks = map[string]func(t *testing.T, r *rendering){
+	// The agent replaces stock fortio in place: same Deployment, container,
+	// Service and port, the published bookload image with the base's tag,
+	// probes on the agent's own status, the data directory still mounted
+	// (the root stays read-only), and the label mesh-compare.sh detects.
+	"bookload-agent": func(t *testing.T, r *rendering) {
+		d, ok := r.deployments(t)["fortio"]
+		if !ok {
+			t.Fatal("no Deployment fortio")
+		}
+		c, ok := d.container("fortio")
+		if !ok {
+			t.Fatal("no container fortio")
+		}
+		if want := publishedImage + "bookload:" + baseTag(t); c.Image != want {
+			t.Errorf("image %q, want %q", c.Image, want)
+		}
+		if want := []string{"agent", "--listen", ":8080", "--data-dir", "/var/lib/fortio"}; !slices.Equal(c.Args, want) {
+			t.Errorf("args %q, want %q", c.Args, want)
+		}
+		for name, p := range map[string]*probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/bookload/v1/status" || p.HTTPGet.Port != "http" {
+				t.Errorf("%s probe: want GET /bookload/v1/status on port http", name)
+			}
+		}
+		if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+			t.Errorf("ports %+v: want http 8080", c.Ports)
+		}
+		mounted := false
+		for _, m := range c.VolumeMounts {
+			mounted = mounted || m.MountPath == "/var/lib/fortio"
+		}
+		if !mounted || c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+			t.Errorf("the data directory must stay mounted on a read-only root (mounted %v)", mounted)
+		}
+		if got := d.Spec.Template.Metadata.Labels["app.kubernetes.io/name"]; got != "bookload" {
+			t.Errorf("pod label app.kubernetes.io/name %q, want bookload (scripts/mesh-compare.sh detects the agent by it)", got)
+		}
+		if sel := d.Spec.Selector.MatchLabels; len(sel) != 2 || sel["app"] != "fortio" || sel["version"] != "v1" {
+			t.Errorf("selector %v changed: applying over a stock fortio Deployment would fail", sel)
+		}
+		var svc service
+		mustFind(t, r, "Service", "fortio").decode(t, &svc)
+		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Selector["app"] != "fortio" {
+			t.Errorf("Service fortio %+v: want port 8080 selecting app=fortio", svc.Spec)
+		}
+	},
 	"legacy-http": func(t *testing.T, r *rendering) {
 		deps := r.deployments(t)
 		want := map[string]map[string]string{

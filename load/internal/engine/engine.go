@@ -3,8 +3,9 @@
 // Every engine ends in the same Result (plain and corrected latency
 // histograms, counts by status, achieved rate, metadata), so the result store,
 // compare and report never care which engine ran: the fortio library
-// in-process (package fortioengine) for http(s) targets, a fortio server's
-// REST API (package fortiorest) for fortio+http(s) targets.
+// in-process (package fortioengine) for http(s) targets, the same in a
+// bookload agent (package agentengine) for bookload+http(s) targets, a fortio
+// server's REST API (package fortiorest) for fortio+http(s) targets.
 package engine
 
 import (

@@ -1,8 +1,9 @@
 // Package loadtarget names where load goes: a name (it labels table rows and
 // result directories; modes such as no-mesh, sidecar, tuned, legacy are just
 // names) and a base URL. The URL's scheme picks the engine: http and https are
-// driven in-process by the fortio library, fortio+http and fortio+https by a
-// fortio server's REST API (package fortiorest, e.g. in a cluster).
+// driven in-process by the fortio library, bookload+http and bookload+https
+// by a bookload agent (package agentengine, in a cluster), fortio+http and
+// fortio+https by a fortio server's REST API (package fortiorest).
 package loadtarget
 
 import (
@@ -47,9 +48,9 @@ func (t Target) Validate() error {
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("target %s: base URL %q needs a scheme and a host, e.g. http://127.0.0.1:9080", t.Name, t.URL)
 	}
-	// fortio+http(s) URLs may carry ?url=IN_CLUSTER_BASE (package fortiorest
-	// checks them); a base URL that gets a path appended may not.
-	remote := strings.HasPrefix(u.Scheme, "fortio+")
+	// fortio+http(s) and bookload+http(s) URLs may carry ?url=IN_CLUSTER_BASE
+	// (their engines check them); a base URL that gets a path appended may not.
+	remote := strings.HasPrefix(u.Scheme, "fortio+") || strings.HasPrefix(u.Scheme, "bookload+")
 	if (u.RawQuery != "" && !remote) || u.Fragment != "" {
 		return fmt.Errorf("target %s: base URL %q must not have a query or fragment", t.Name, t.URL)
 	}

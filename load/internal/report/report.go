@@ -221,6 +221,10 @@ func engineNotes(runs []*results.Loaded) []EngineNote {
 				case "fortio":
 					n.Version = "fortio " + r.Tool.Fortio + " (in-process library)"
 					n.Note = "corrected latency: from when fortio's schedule meant to send each request (see load/README.md)"
+				case "bookload-agent":
+					if v, ok := r.EngineMetadata["agent_fortio"].(string); ok {
+						n.Version = "fortio " + v + " (in-process library in a bookload agent)"
+					}
 				}
 				seen[r.Engine] = n
 				order = append(order, r.Engine)

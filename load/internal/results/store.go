@@ -192,6 +192,12 @@ func (s *Store) Add(rep *Rep, native json.RawMessage) (string, error) {
 	return path, s.writeRun()
 }
 
+// RepDocument is a repetition file's content: the engine's own document
+// (native, may be nil) with rep as its "bookload" object, replacing any there.
+func RepDocument(rep *Rep, native json.RawMessage) ([]byte, error) {
+	return repDocument(rep, native)
+}
+
 // repDocument merges the engine's document with our "bookload" object.
 func repDocument(rep *Rep, native json.RawMessage) ([]byte, error) {
 	doc := map[string]json.RawMessage{}

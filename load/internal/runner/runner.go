@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/agentengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
@@ -37,16 +38,18 @@ type Config struct {
 }
 
 // DefaultEngine picks the engine by URL scheme: the in-process fortio library
-// for http and https, a fortio server's REST API (in a cluster) for
-// fortio+http and fortio+https.
+// for http and https, a bookload agent (in a cluster) for bookload+http and
+// bookload+https, a fortio server's REST API for fortio+http and fortio+https.
 func DefaultEngine(t loadtarget.Target) (engine.Engine, error) {
 	switch t.Scheme() {
 	case "http", "https":
 		return &fortioengine.Engine{}, nil
+	case "bookload+http", "bookload+https":
+		return agentengine.New(t)
 	case "fortio+http", "fortio+https":
 		return fortiorest.New(t)
 	}
-	return nil, fmt.Errorf("target %s: no engine for %q URLs yet (http and https run in-process on the fortio library)", t.Name, t.Scheme())
+	return nil, fmt.Errorf("target %s: no engine for %q URLs (http and https run in-process on the fortio library, bookload+http(s) on a bookload agent, fortio+http(s) on a fortio server)", t.Name, t.Scheme())
 }
 
 // Outcome is what a run produced.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -84,7 +85,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return err
+		// A type error, so that encoding/json names the field that holds it.
+		return &json.UnmarshalTypeError{Value: fmt.Sprintf("%q (not a duration such as 30s)", s), Type: reflect.TypeFor[Duration]()}
 	}
 	*d = Duration(v)
 	return nil

@@ -35,6 +35,12 @@ type Engine struct {
 	NoRecorder bool
 	// Out receives fortio's own text report; nil discards it.
 	Out io.Writer
+	// Started, if not nil, is called with the run's final options (its
+	// Aborter set) just before the run starts, and the func it returns once
+	// the run has ended. The agent lists its runs in fortio's REST status
+	// with it, so that /fortio/rest/status shows them and /fortio/rest/stop
+	// stops them as it does fortio's own runs.
+	Started func(o *fhttp.HTTPRunnerOptions) (ended func())
 }
 
 var quietOnce sync.Once
@@ -123,6 +129,9 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	o.Stop = aborter
 	stop := context.AfterFunc(ctx, func() { aborter.Abort(false) })
 	defer stop()
+	if e.Started != nil {
+		defer e.Started(o)()
+	}
 	start := time.Now()
 	if live != nil && rec != nil {
 		done := make(chan struct{})
