@@ -42,6 +42,7 @@ API_PORT=16443 ETCD_PORT=16379 ETCD_PEER_PORT=16380 KUBELET_PORT=16250 KUBELET_H
 KCM_PORT=16257 SCHED_PORT=16259 PROXY_HEALTHZ_PORT=16256 PROXY_METRICS_PORT=16249
 PORTS="$API_PORT $ETCD_PORT $ETCD_PEER_PORT $KUBELET_PORT $KUBELET_HEALTHZ_PORT $KCM_PORT $SCHED_PORT $PROXY_HEALTHZ_PORT $PROXY_METRICS_PORT"
 POD_CIDR=10.244.0.0/16 NODE_POD_CIDR=10.244.0.0/24 SVC_CIDR=10.96.0.0/16 DNS_IP=10.96.0.10
+HOST_PATHS="/run/containerd /var/lib/kubelet /var/log/containers /var/log/pods"
 COMPONENTS="etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy"
 # kubelet and kube-proxy change these; `up` records them once, `down` restores them.
 SYSCTLS="net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
@@ -364,7 +365,10 @@ up() {
     pki "$ip"
     configs "$ip"
     [ -f "$C/sysctl.orig" ] || for k in $SYSCTLS; do echo "$k $(sysctl -n "$k" 2>/dev/null)"; done >"$C/sysctl.orig"
-    [ -d /run/containerd ] || touch "$C/made-run-containerd"
+    # Paths the components make outside the cluster's directory (the shims'
+    # sockets, kubelet's device-plugin socket, its log links): removed by
+    # `down` when they did not exist before.
+    [ -f "$C/made-paths" ] || for p in $HOST_PATHS; do [ -e "$p" ] || echo "$p"; done >"$C/made-paths"
     modprobe br_netfilter 2>/dev/null || true
     sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1 ||
       die "cannot set net.ipv4.ip_forward / net.bridge.bridge-nf-call-iptables (is br_netfilter loaded?)"
@@ -474,8 +478,10 @@ down() {
   iptables_clean
   for m in /sys/fs/cgroup/*/kubepods; do [ -d "$m" ] && find "$m" -depth -type d -exec rmdir {} \; 2>/dev/null; done
   find /var/log/containers -maxdepth 1 -type l -lname "$VAR/pod-logs/*" -delete 2>/dev/null || true
-  rmdir /var/log/containers 2>/dev/null || true
-  if [ -f "$C/made-run-containerd" ] && [ -z "$(shim_pids)" ]; then rm -rf /run/containerd; rm -f "$C/made-run-containerd"; fi
+  if [ -f "$C/made-paths" ] && [ -z "$(shim_pids)" ]; then
+    while read -r p; do rm -rf "$p"; done <"$C/made-paths"
+    rm -f "$C/made-paths"
+  fi
   if [ -f "$C/sysctl.orig" ]; then
     while read -r k v; do [ -z "$v" ] || sysctl -qw "$k=$v" 2>/dev/null || true; done <"$C/sysctl.orig"
     rm -f "$C/sysctl.orig"
@@ -546,6 +552,7 @@ host_state() {
   ip link show "$BRIDGE" >/dev/null 2>&1 && echo "bridge $BRIDGE"
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do echo "network namespace $ns"; done
   for p in /sys/fs/cgroup/*/kubepods; do [ -d "$p" ] && echo "cgroup $p"; done
+  for p in $HOST_PATHS; do [ -e "$p" ] && echo "path $p"; done
   for k in $SYSCTLS; do echo "sysctl $k=$(sysctl -n "$k" 2>/dev/null)"; done
   return 0
 }

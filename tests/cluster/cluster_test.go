@@ -159,12 +159,13 @@ func bookload(t *testing.T, args ...string) string {
 
 // summaryRow is what the suite reads of `bookload run --format json`.
 type summaryRow struct {
-	Profile   string             `json:"profile"`
-	Target    string             `json:"target"`
-	N         int                `json:"n"`
-	Errors    int64              `json:"errors"`
-	Requests  int64              `json:"requests"`
-	LatencyMS map[string]float64 `json:"latency_ms"`
+	Profile     string             `json:"profile"`
+	Target      string             `json:"target"`
+	N           int                `json:"n"`
+	Errors      int64              `json:"errors"`
+	Requests    int64              `json:"requests"`
+	LatencyMS   map[string]float64 `json:"latency_ms"`
+	CorrectedMS map[string]float64 `json:"corrected_latency_ms"`
 }
 
 // bookload run with the in-cluster engine, tuned and legacy interleaved: the
@@ -174,12 +175,20 @@ type summaryRow struct {
 // (tests/e2e explains why 10 connections show it only in the far tail).
 func TestInClusterNagleStallShowsOnlyInLegacy(t *testing.T) {
 	needDeployed(t)
+	nagleRun(t, "fortio+http")
+}
+
+// nagleRun runs the details scenario through each namespace's load client
+// with the engine SCHEME (fortio+http or bookload+http), checks the stall and
+// returns the summary rows.
+func nagleRun(t *testing.T, scheme string) []summaryRow {
+	t.Helper()
 	pt := portForward(t, tuned.ns, "svc/fortio", "8080")
 	pl := portForward(t, legacy.ns, "svc/fortio", "8080")
 	dir := t.TempDir()
 	scenario := filepath.Join(dir, "cluster-details.yaml")
 	if err := os.WriteFile(scenario, []byte(`name: cluster-details
-description: details through the in-cluster fortio, one keep-alive connection at 100 RPS
+description: details through the in-cluster load client, one keep-alive connection at 100 RPS
 service: details
 path: /details/0
 warmup: 1s
@@ -192,7 +201,7 @@ keepalive: true
 		t.Fatal(err)
 	}
 	out := bookload(t, "run", scenario, "--out", dir, "--format", "json",
-		"--target", "tuned=fortio+http://127.0.0.1:"+pt, "--target", "legacy=fortio+http://127.0.0.1:"+pl)
+		"--target", "tuned="+scheme+"://127.0.0.1:"+pt, "--target", "legacy="+scheme+"://127.0.0.1:"+pl)
 	var sum struct {
 		Rows []summaryRow `json:"rows"`
 	}
@@ -209,12 +218,14 @@ keepalive: true
 			t.Errorf("target %s: %d errors, %d repetitions (want 0, 4)", r.Target, r.Errors, r.N)
 		}
 		p99[r.Target] = r.LatencyMS["p99"]
-		t.Logf("in-cluster details, %s: p50 %.2f ms, p99 %.2f ms over %d requests", r.Target, r.LatencyMS["p50"], r.LatencyMS["p99"], r.Requests)
+		t.Logf("in-cluster details through %s, %s: p50 %.2f ms, p99 %.2f ms (corrected p99 %.2f ms) over %d requests",
+			scheme, r.Target, r.LatencyMS["p50"], r.LatencyMS["p99"], r.CorrectedMS["p99"], r.Requests)
 	}
 	if p99["legacy"] < 30 || p99["legacy"] < p99["tuned"]+10 {
 		t.Errorf("legacy details p99 %.1f ms does not show the Nagle stall over tuned p99 %.1f ms (want >= 30 ms and 10 ms above)",
 			p99["legacy"], p99["tuned"])
 	}
+	return sum.Rows
 }
 
 // scripts/mesh-compare.sh against the two namespaces as two variants gives
@@ -262,6 +273,40 @@ func TestMeshCompareOnTheTwoNamespaces(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// The bookload agent as the in-cluster load client (the bookload-agent
+// component on both namespaces, its image built and imported here): the
+// same run through bookload+http targets reproduces the stall, now with
+// bookload's own recording and the coordinated-omission-corrected latency.
+// The agent stays for the tests after this one, which load through the
+// fortio REST API it also serves.
+func TestAgentInClusterShowsTheStallWithCorrectedLatency(t *testing.T) {
+	needDeployed(t)
+	for _, v := range []variant{tuned, legacy} {
+		a := v
+		a.components = append(append([]string{}, v.components...), "overlays/components/bookload-agent")
+		if err := a.apply(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []variant{tuned, legacy} {
+		if _, err := kubectl("-n", v.ns, "rollout", "status", "deployment/fortio", "--timeout=5m"); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := pods(v.ns, "app=fortio")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) != 1 || ps[0].Metadata.Labels["app.kubernetes.io/name"] != "bookload" || !ps[0].ready() {
+			t.Fatalf("%s: the load client is not one Ready bookload agent pod: %+v", v.ns, ps)
+		}
+	}
+	for _, r := range nagleRun(t, "bookload+http") {
+		if r.CorrectedMS["p99"] < r.LatencyMS["p99"]*0.99 {
+			t.Errorf("target %s: corrected p99 %.2f ms missing or below the plain p99 %.2f ms", r.Target, r.CorrectedMS["p99"], r.LatencyMS["p99"])
+		}
+	}
 }
 
 // fortioResult is what the suite reads of a fortio REST run.
