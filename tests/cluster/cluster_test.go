@@ -294,13 +294,17 @@ func TestAgentInClusterShowsTheStallWithCorrectedLatency(t *testing.T) {
 		if _, err := kubectl("-n", v.ns, "rollout", "status", "deployment/fortio", "--timeout=5m"); err != nil {
 			t.Fatal(err)
 		}
-		ps, err := pods(v.ns, "app=fortio")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ps) != 1 || ps[0].Metadata.Labels["app.kubernetes.io/name"] != "bookload" || !ps[0].ready() {
-			t.Fatalf("%s: the load client is not one Ready bookload agent pod: %+v", v.ns, ps)
-		}
+		// The old fortio pod leaves after its grace period.
+		eventually(t, 2*time.Minute, v.ns+": one Ready bookload agent pod as the load client", func() error {
+			ps, err := pods(v.ns, "app=fortio")
+			if err != nil {
+				return err
+			}
+			if len(ps) != 1 || ps[0].Metadata.Labels["app.kubernetes.io/name"] != "bookload" || !ps[0].ready() {
+				return fmt.Errorf("load client pods: %+v", ps)
+			}
+			return nil
+		})
 	}
 	for _, r := range nagleRun(t, "bookload+http") {
 		if r.CorrectedMS["p99"] < r.LatencyMS["p99"]*0.99 {
