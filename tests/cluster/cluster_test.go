@@ -366,7 +366,7 @@ func loadInCluster(t *testing.T, ns string) func() fortioResult {
 }
 
 // pagePoller fetches the page through the productpage Service's ClusterIP
-// every 100 ms, a new connection each time, and counts what it sees.
+// every EVERY, a new connection each time, and counts what it sees.
 type pagePoller struct {
 	mu                          sync.Mutex
 	ok, degraded, other, errors int
@@ -376,7 +376,7 @@ type pagePoller struct {
 	done                        sync.WaitGroup
 }
 
-func pollPage(t *testing.T, ns string) *pagePoller {
+func pollPage(t *testing.T, ns string, every time.Duration) *pagePoller {
 	base := "http://" + clusterIP(t, ns, "productpage") + ":9080"
 	p := &pagePoller{stop: make(chan struct{})}
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -387,7 +387,7 @@ func pollPage(t *testing.T, ns string) *pagePoller {
 			select {
 			case <-p.stop:
 				return
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(every):
 			}
 			code, body, err := get(client, base+"/productpage", nil)
 			p.mu.Lock()
@@ -427,7 +427,8 @@ func (p *pagePoller) finish() {
 func TestKillDetailsPodUnderLoad(t *testing.T) {
 	needDeployed(t)
 	stopLoad := loadInCluster(t, tuned.ns)
-	poll := pollPage(t, tuned.ns)
+	// Often: details is back within a few hundred milliseconds.
+	poll := pollPage(t, tuned.ns, 20*time.Millisecond)
 	time.Sleep(2 * time.Second)
 	old := mustKubectl(t, "-n", tuned.ns, "get", "pod", "-l", "app=details", "-o", "jsonpath={.items[*].metadata.name}")
 	mustKubectl(t, "-n", tuned.ns, "delete", "pod", "-l", "app=details", "--grace-period=0", "--force", "--wait=false")
@@ -485,7 +486,7 @@ func TestRolloutRestartUnderLoadLosesNothing(t *testing.T) {
 		}
 	}
 	stopLoad := loadInCluster(t, tuned.ns)
-	poll := pollPage(t, tuned.ns)
+	poll := pollPage(t, tuned.ns, 100*time.Millisecond)
 	time.Sleep(2 * time.Second)
 	t0 := time.Now()
 	mustKubectl(t, append([]string{"-n", tuned.ns, "rollout", "restart"}, apps...)...)

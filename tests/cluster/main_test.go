@@ -8,7 +8,9 @@
 // mesh variants are covered by tests/manifests and the kind + Istio workflow.
 //
 // Run with `make test-cluster` (or `make test`, last). BOOKINFO_CLUSTER_KEEP=1
-// leaves the cluster and its namespaces up afterwards, for a look around.
+// leaves the cluster and its namespaces up afterwards, for a look around. A
+// cluster that was up before the suite stays up (its namespaces are deleted),
+// and the check that `down` leaves the host as it was is then skipped.
 package cluster
 
 import (
@@ -64,8 +66,13 @@ func run(m *testing.M) int {
 		return nil
 	})
 	code := m.Run()
-	if keep || wasUp {
-		fmt.Fprintf(os.Stderr, "cluster left up (export KUBECONFIG=%s; scripts/cluster.sh down when done)\n", kubeconfig)
+	if keep {
+		fmt.Fprintf(os.Stderr, "cluster and namespaces left up (export KUBECONFIG=%s; scripts/cluster.sh down when done)\n", kubeconfig)
+		return code
+	}
+	if wasUp {
+		_ = phase("delete the namespaces", func() error { return deleteNamespaces(tuned.ns, legacy.ns, repl.ns) })
+		fmt.Fprintf(os.Stderr, "the cluster was up before the suite and stays up (scripts/cluster.sh down when done)\n")
 		return code
 	}
 	if !downDone {
