@@ -7,7 +7,7 @@
 # runner's own summary line. A suite that fails without a readable summary
 # counts as one failure, so a crash can never pass as green.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 mkdir -p test-results
 
 total_pass=0 total_fail=0 total_skip=0
