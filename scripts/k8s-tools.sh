@@ -23,6 +23,7 @@ GATEWAY_API_VERSION=v1.2.1
 # 1.31 development) is the one whose dependencies it serves too. Elsewhere:
 #   BOOKINFO_ISTIO_VERSION=1.26.0 scripts/k8s-tools.sh
 ISTIO_VERSION=${BOOKINFO_ISTIO_VERSION:-v0.0.0-20260423205519-b01690e6db7d}
+# renovate: go github.com/rhysd/actionlint
 ACTIONLINT_VERSION=v1.7.12
 COREDNS_VERSION=v1.11.3
 

@@ -12,8 +12,11 @@
 # Usage: scripts/lint-tools.sh [--print-dir]
 set -euo pipefail
 
+# renovate: go github.com/golangci/golangci-lint/v2
 GOLANGCI_LINT_VERSION=v2.15.0
+# renovate: go gotest.tools/gotestsum
 GOTESTSUM_VERSION=v1.13.0
+# renovate: pypi yamllint
 YAMLLINT_VERSION=1.38.0
 HERE=$(cd "$(dirname "$0")" && pwd)
 ACTIONLINT_VERSION=$(sed -n 's/^ACTIONLINT_VERSION=\(v[0-9.]*\).*/\1/p' "$HERE/k8s-tools.sh")
