@@ -88,7 +88,7 @@ test-apps: setup-apps ## only the four apps' unit tests
 	@bash scripts/run-tests.sh $(APPS)
 
 .PHONY: test-go
-test-go: build ## only the Go tests (bookload and the end-to-end suite)
+test-go: build lint-tools ## only the Go tests (bookload and the end-to-end suite)
 	@bash scripts/run-tests.sh go
 
 .PHONY: test-cluster
