@@ -679,15 +679,3 @@ func freeBases(tuned, legacy int) (int, int, error) {
 	}
 	return tuned, legacy, nil
 }
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := bytesFields(b)
-	if len(f) < 3 {
-		return "?"
-	}
-	return f[0] + " " + f[1] + " " + f[2]
-}

@@ -23,8 +23,6 @@ import (
 //go:embed analysis.md
 var analysis string
 
-func bytesFields(b []byte) []string { return strings.Fields(string(b)) }
-
 // WriteReport calls `bookload report` on the bench's runs. A bookload
 // without the report command is no error: the note says it was skipped.
 func WriteReport(o *Outcome, cfg Config) {
