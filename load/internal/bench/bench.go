@@ -134,8 +134,8 @@ type Outcome struct {
 	Floor             map[bool]*Measure            // by uniform
 	FloorProcess      map[bool]*Measure            // by uniform: the echo server in a process of its own
 	Alone             map[string]map[bool]*Measure // key -> uniform -> measure (burst: tuned vs legacy; uniform: tuned)
-	AloneBusy         map[string]*Measure          // key -> tuned, uniform, at BusyRate over 10 connections
-	Framework         map[string]*Measure          // service -> its /health, tuned, uniform, at BusyRate (framework.go)
+	AloneBusy         map[string]*Measure          // key -> tuned, uniform, at the endpoint's busy profile
+	Framework         map[string]*Measure          // service -> its /health, tuned, uniform, at bench-framework.yaml's rate (framework.go)
 	PageBusy          *Measure                     // the full page at PageRate, tuned, uniform
 	Before            *Summary                     // an earlier bench to set beside this one, if given
 	Ladder            []Probe
@@ -512,7 +512,7 @@ func (b *bench) base() scenario.Profile {
 func LoadPlanFor(cfg Config) (*Plan, error) {
 	dir, targets := cfg.Scenarios, cfg.Targets
 	if dir == "" || targets == "" {
-		root, err := local.FindRepo()
+		root, err := planRoot()
 		if err != nil {
 			return nil, fmt.Errorf("finding scenarios/ and bench/targets.yaml: %w", err)
 		}
@@ -524,6 +524,31 @@ func LoadPlanFor(cfg Config) (*Plan, error) {
 		}
 	}
 	return LoadPlan(dir, targets)
+}
+
+// planRoot is the checkout whose bench files apply: the first parent of the
+// working directory, else of the executable, holding bench/targets.yaml.
+// Not BOOKINFO_ROOT: that names the apps to measure, which may be an older
+// checkout measured by this bench for a before/after table.
+func planRoot() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "bench", "targets.yaml")); err == nil {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return "", errors.New("no bench/targets.yaml in the working directory or above it, nor above bookload: run bookload bench inside the checkout, or give --scenarios and --targets")
 }
 
 func grid(r float64) float64 { return math.Round(r/50) * 50 }

@@ -72,7 +72,7 @@ func LoadPlan(dir, targets string) (*Plan, error) {
 		return nil, err
 	}
 	var errs scenario.Errors
-	add := func(err error) {
+	add := func(file string, err error) {
 		var es scenario.Errors
 		var e *scenario.Error
 		switch {
@@ -81,26 +81,27 @@ func LoadPlan(dir, targets string) (*Plan, error) {
 		case errors.As(err, &e):
 			errs = append(errs, e)
 		default:
-			errs = append(errs, &scenario.Error{File: dir, Msg: err.Error()})
+			errs = append(errs, &scenario.Error{File: file, Msg: err.Error()})
 		}
 	}
+	addE := func(e *scenario.Error) { errs = append(errs, e) }
 	p := &Plan{}
 	byName := map[string]*scenario.Scenario{}
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
-			add(err)
+			add(f, err)
 			continue
 		}
 		if want := strings.TrimSuffix(filepath.Base(f), ".yaml"); s.Name != want {
-			add(&scenario.Error{File: f, Field: "name", Msg: fmt.Sprintf("must be the file name %q, got %q", want, s.Name)})
+			addE(&scenario.Error{File: f, Field: "name", Msg: fmt.Sprintf("must be the file name %q, got %q", want, s.Name)})
 			continue
 		}
 		byName[s.Name] = s
 		p.Sources = append(p.Sources, f)
 	}
 	if p.Targets, err = LoadTargets(targets); err != nil {
-		add(err)
+		add(targets, err)
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -108,7 +109,7 @@ func LoadPlan(dir, targets string) (*Plan, error) {
 	need := func(name string) *scenario.Scenario {
 		s := byName[name]
 		if s == nil {
-			add(&scenario.Error{File: filepath.Join(dir, name+".yaml"), Msg: "missing: make bench needs this scenario"})
+			addE(&scenario.Error{File: filepath.Join(dir, name+".yaml"), Msg: "missing: make bench needs this scenario"})
 		}
 		return s
 	}
@@ -117,7 +118,7 @@ func LoadPlan(dir, targets string) (*Plan, error) {
 			return scenario.Profile{}
 		}
 		if len(s.Profiles) != 1 {
-			add(&scenario.Error{File: s.Source, Field: "profiles", Msg: fmt.Sprintf("want exactly one profile, got %d", len(s.Profiles))})
+			addE(&scenario.Error{File: s.Source, Field: "profiles", Msg: fmt.Sprintf("want exactly one profile, got %d", len(s.Profiles))})
 		}
 		return s.Profiles[0]
 	}
@@ -130,7 +131,7 @@ func LoadPlan(dir, targets string) (*Plan, error) {
 		p.Ladder = ladder.Profiles
 		for i, pr := range ladder.Profiles {
 			if pr.Duration != ladder.Profiles[0].Duration {
-				add(&scenario.Error{File: ladder.Source, Field: fmt.Sprintf("profiles[%d].duration", i),
+				addE(&scenario.Error{File: ladder.Source, Field: fmt.Sprintf("profiles[%d].duration", i),
 					Msg: fmt.Sprintf("every rung runs as long as the first (%v), got %v", ladder.Profiles[0].Duration, pr.Duration)})
 			}
 		}
@@ -162,18 +163,18 @@ func LoadPlan(dir, targets string) (*Plan, error) {
 		case 2:
 			e.Busy = &s.Profiles[1]
 		default:
-			add(&scenario.Error{File: s.Source, Field: "profiles", Msg: fmt.Sprintf("want one or two profiles (the base, then a busy one), got %d", len(s.Profiles))})
+			addE(&scenario.Error{File: s.Source, Field: "profiles", Msg: fmt.Sprintf("want one or two profiles (the base, then a busy one), got %d", len(s.Profiles))})
 		}
 		// One latency table: every endpoint at the base profile of
 		// bench-details, with the same repetitions; the floor runs at it too.
 		if first != nil && s != first {
 			b := first.Profiles[0]
 			if e.Base.Name != b.Name || e.Base.QPS != b.QPS || e.Base.Connections != b.Connections || e.Base.Duration != b.Duration {
-				add(&scenario.Error{File: s.Source, Field: "profiles[0]",
+				addE(&scenario.Error{File: s.Source, Field: "profiles[0]",
 					Msg: fmt.Sprintf("must equal bench-details.yaml's first profile (%s, %g RPS, %d connections, %v): the latency table and the floor share it", b.Name, b.QPS, b.Connections, b.Duration)})
 			}
 			if s.Repetitions != first.Repetitions || s.Warmup != first.Warmup {
-				add(&scenario.Error{File: s.Source, Field: "repetitions",
+				addE(&scenario.Error{File: s.Source, Field: "repetitions",
 					Msg: fmt.Sprintf("repetitions and warmup must equal bench-details.yaml's (%d, %v)", first.Repetitions, first.Warmup)})
 			}
 		}

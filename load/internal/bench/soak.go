@@ -95,7 +95,7 @@ func soakInterval(d, every time.Duration) time.Duration {
 	return max(every, time.Second)
 }
 
-// soak runs the full page at SoakRate on the tuned stack for cfg.Soak
+// soak runs the full page at bench-soak.yaml's rate on the tuned stack for cfg.Soak
 // (uniform arrival, one repetition) while sampling every service's RSS.
 // The samples start with measure's short warm-up at the same rate.
 func (b *bench) soak(ctx context.Context) error {
