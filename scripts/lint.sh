@@ -72,7 +72,11 @@ for suite in "${suites[@]}"; do
   run "$suite" || failed+=("$suite")
 done
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "lint: findings in ${failed[*]} (see above; make fmt fixes what a formatter can)" >&2
+  if $fix; then
+    echo "fmt: ${failed[*]} failed (see above)" >&2
+  else
+    echo "lint: findings in ${failed[*]} (see above; make fmt fixes what a formatter can)" >&2
+  fi
   exit 1
 fi
-echo "lint: ${#suites[@]} suites clean"
+if $fix; then echo "fmt: ${#suites[@]} suites formatted"; else echo "lint: ${#suites[@]} suites clean"; fi
