@@ -11,7 +11,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: setup-apps build tools load-tools container-tools cluster-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium, the manifest-test tools, podman and the one-node cluster's binaries (idempotent)
+setup: setup-apps build tools load-tools container-tools cluster-tools lint-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium, the manifest-test tools, podman, the one-node cluster's binaries and the linters (idempotent)
 
 .PHONY: setup-apps
 setup-apps: ## make setup in every apps/<service>
@@ -31,7 +31,7 @@ demo: setup ## tuned and legacy stacks side by side, short scenarios on details 
 	@$(BOOKLOAD) demo
 
 .PHONY: tools
-tools: ## build/cache kube-apiserver, etcd, istioctl and CRDs for the manifest tests (outside the repo)
+tools: ## build/cache kube-apiserver, etcd, istioctl (ISTIOCTL=/path/to/istioctl to use yours) and CRDs for the manifest tests (outside the repo)
 	@bash scripts/k8s-tools.sh
 
 .PHONY: load-tools
@@ -55,6 +55,18 @@ cluster-up: build cluster-tools ## a one-node Kubernetes on this machine with th
 cluster-down: ## stop it and clean the host (scripts/cluster.sh down)
 	@bash scripts/cluster.sh down
 
+.PHONY: lint-tools
+lint-tools: ## build/cache golangci-lint, gotestsum, actionlint, yamllint; apt-get shellcheck and rubocop
+	@bash scripts/lint-tools.sh
+
+.PHONY: lint
+lint: lint-tools ## every linter: Go, the four apps, shell scripts, YAML, workflows (make lint SUITES="go shell" for some)
+	@bash scripts/lint.sh $(SUITES)
+
+.PHONY: fmt
+fmt: lint-tools ## every formatter: gofmt/goimports, ruff format, eslint --fix, rubocop -a, google-java-format
+	@bash scripts/lint.sh --fix $(SUITES)
+
 .PHONY: report
 report: build ## one HTML report of every run under results/ (results/report.html, PNGs in results/charts/)
 	@$(BOOKLOAD) report results -o results/report.html --png results/charts
@@ -68,7 +80,7 @@ bench: setup ## the performance suite (~50 min, tuned + legacy stacks): floor, s
 	@$(BOOKLOAD) bench
 
 .PHONY: test
-test: setup ## run every test suite (apps, bookload, end-to-end, then the one-node cluster); ends with "N passed, M failed"
+test: setup lint ## make lint, then every test suite (apps, bookload, end-to-end, then the one-node cluster); ends with "N passed, M failed"
 	@bash scripts/run-tests.sh $(APPS) go cluster
 
 .PHONY: test-apps
@@ -76,7 +88,7 @@ test-apps: setup-apps ## only the four apps' unit tests
 	@bash scripts/run-tests.sh $(APPS)
 
 .PHONY: test-go
-test-go: build ## only the Go tests (bookload and the end-to-end suite)
+test-go: build lint-tools ## only the Go tests (bookload and the end-to-end suite)
 	@bash scripts/run-tests.sh go
 
 .PHONY: test-cluster

@@ -10,6 +10,7 @@ require (
 	github.com/chromedp/chromedp v0.15.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
+	github.com/prometheus/procfs v0.21.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/net v0.61.0
 	golang.org/x/sys v0.49.0

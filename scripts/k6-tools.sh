@@ -7,6 +7,7 @@
 # Usage: scripts/k6-tools.sh [--print-path]
 set -euo pipefail
 
+# renovate: go go.k6.io/k6
 K6_VERSION=${BOOKINFO_K6_VERSION:-v1.8.1}
 
 TOOLS=${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools}

@@ -2,7 +2,9 @@
 # Builds or fetches the tools the manifest suite (tests/manifests) needs, once:
 #   kube-apiserver  built from k8s.io/kubernetes through a throw-away module
 #   etcd            from Debian's etcd-server package (extracted, no service)
-#   istioctl        built from a copy of the istio.io/istio module
+#   istioctl        ISTIOCTL=/path/to/istioctl if given; else the release
+#                   download; when the release download is not reachable,
+#                   built from a copy of the istio.io/istio module
 #   CRDs            Gateway API standard + Istio, taken from their Go modules
 #   istio-samples   the Istio docs' Bookinfo routing rules (VirtualServices, HTTPRoutes)
 #   actionlint      the GitHub Actions workflow linter, built from its Go module
@@ -12,17 +14,25 @@
 # Kubernetes components (kubelet, kube-controller-manager, kube-scheduler,
 # kube-proxy) from the same module, containerd with its shims and ctr from
 # Debian's package, and CoreDNS from its Go module.
-# Usage: scripts/k8s-tools.sh [--print-dir | --cluster]
+# Usage: [ISTIOCTL=/path/to/istioctl] scripts/k8s-tools.sh [--print-dir | --cluster]
 set -euo pipefail
 
 K8S_VERSION=v1.32.13         # kube-apiserver; staging modules are v0.32.13
 GATEWAY_API_VERSION=v1.2.1
-# istio.io/istio has no semver tags: `@1.26.0` is resolved by the Go proxy from
-# the git tag. The proxy this project's machines reach refuses that query and
-# serves only a few pseudo-versions of istio; this one (master, April 2026,
-# 1.31 development) is the one whose dependencies it serves too. Elsewhere:
-#   BOOKINFO_ISTIO_VERSION=1.26.0 scripts/k8s-tools.sh
+# istioctl: an installed one (ISTIOCTL=/path/to/istioctl) is used as it is.
+# Otherwise the release tarball of ISTIO_RELEASE is downloaded and checked
+# against its published SHA-256, as an Istio user installs it. When the
+# release download is not reachable (a machine that reaches only a Go module
+# proxy), istioctl is built from the istio.io/istio module at ISTIO_VERSION.
+ISTIO_RELEASE=${BOOKINFO_ISTIO_RELEASE:-1.28.10}
+# The module version for that build and for the Istio CRDs and samples.
+# istio.io/istio has no semver tags: a Go module proxy resolves `@1.28.10`
+# from the git tag only if it can reach the repository; a proxy that cannot
+# serves only pseudo-versions, and this one (master, April 2026, 1.31
+# development) is one whose dependencies such a proxy serves too. With a
+# proxy that reaches GitHub: BOOKINFO_ISTIO_VERSION=1.28.10 scripts/k8s-tools.sh
 ISTIO_VERSION=${BOOKINFO_ISTIO_VERSION:-v0.0.0-20260423205519-b01690e6db7d}
+# renovate: go github.com/rhysd/actionlint
 ACTIONLINT_VERSION=v1.7.12
 COREDNS_VERSION=v1.11.3
 
@@ -158,11 +168,50 @@ build_coredns() {
   say "CoreDNS built: $("$out" -version | head -1)"
 }
 
+# istioctl lands in $BIN/istioctl; $BIN/istioctl.module says where it came
+# from, so a different choice next time replaces it.
+install_istioctl() {
+  local out=$BIN/istioctl
+  if [ -n "${ISTIOCTL:-}" ]; then
+    [ -x "$ISTIOCTL" ] || die "ISTIOCTL=$ISTIOCTL is not an executable file"
+    "$ISTIOCTL" version --remote=false >/dev/null 2>&1 || die "ISTIOCTL=$ISTIOCTL does not run (\`istioctl version --remote=false\` failed)"
+    if [ "$(realpath "$ISTIOCTL")" != "$(realpath "$out" 2>/dev/null)" ]; then
+      ln -sfn "$(realpath "$ISTIOCTL")" "$out"
+    fi
+    echo "ISTIOCTL=$ISTIOCTL" >"$out.module"
+    say "istioctl: using ISTIOCTL=$ISTIOCTL ($("$out" version --remote=false 2>/dev/null | head -1))"
+    return
+  fi
+  for want in "release $ISTIO_RELEASE" "$ISTIO_VERSION"; do
+    if [ -x "$out" ] && [ "$(cat "$out.module" 2>/dev/null)" = "$want" ] && "$out" version --remote=false >/dev/null 2>&1; then
+      say "istioctl cached ($out, $want)"; return
+    fi
+  done
+  download_istioctl || build_istioctl
+}
+
+# download_istioctl fetches the release tarball and its .sha256; it fails
+# quietly (for the build to take over) when the download is not reachable.
+download_istioctl() {
+  local out=$BIN/istioctl os arch tgz url tmp
+  os=$(uname -s | tr '[:upper:]' '[:lower:]')
+  case $(uname -m) in x86_64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; *) return 1 ;; esac
+  tgz=istioctl-$ISTIO_RELEASE-$os-$arch.tar.gz
+  url=https://github.com/istio/istio/releases/download/$ISTIO_RELEASE/$tgz
+  tmp=$(mktemp -d "$SRC/istioctl-dl.XXXXXX")
+  if ! curl -fsSL --connect-timeout 10 --max-time 300 -o "$tmp/$tgz" "$url" ||
+    ! curl -fsSL --connect-timeout 10 --max-time 60 -o "$tmp/$tgz.sha256" "$url.sha256"; then
+    say "istioctl: the release download ($url) is not reachable; building it instead"
+    rm -rf "$tmp"; return 1
+  fi
+  (cd "$tmp" && sha256sum -c --quiet "$tgz.sha256") || { rm -rf "$tmp"; die "istioctl $ISTIO_RELEASE: checksum mismatch for $url"; }
+  tar -xzf "$tmp/$tgz" -C "$tmp" istioctl && mv "$tmp/istioctl" "$out" && echo "release $ISTIO_RELEASE" >"$out.module"
+  rm -rf "$tmp"
+  say "istioctl $ISTIO_RELEASE downloaded: $("$out" version --remote=false 2>/dev/null | head -1)"
+}
+
 build_istioctl() {
   local out=$BIN/istioctl
-  if [ -x "$out" ] && [ "$(cat "$out.module" 2>/dev/null)" = "$ISTIO_VERSION" ] && "$out" version --remote=false >/dev/null 2>&1; then
-    say "istioctl cached ($out, istio.io/istio@$ISTIO_VERSION)"; return
-  fi
   say "istioctl: building from istio.io/istio@$ISTIO_VERSION (cold: 5-10 min on 2 cores)"
   local mod dir=$SRC/istio-$ISTIO_VERSION release
   mod=$(moddir "istio.io/istio@$ISTIO_VERSION")
@@ -245,6 +294,6 @@ fi
 install_etcd
 build_kube kube-apiserver
 fetch_crds
-build_istioctl
+install_istioctl
 build_actionlint
 say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl,actionlint}, $CRDS, $TOOLS/istio-samples"

@@ -348,8 +348,11 @@ func loadInCluster(t *testing.T, ns string) func() fortioResult {
 	// The run is under way once fortio reports it.
 	eventually(t, 20*time.Second, "the fortio run to start", func() error {
 		_, body, err := get(&http.Client{Timeout: 5 * time.Second}, base+"status", nil)
-		if err != nil || !strings.Contains(body, `"RunID"`) {
-			return fmt.Errorf("status %q %v", body, err)
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if !strings.Contains(body, `"RunID"`) {
+			return fmt.Errorf("status %q: no RunID yet", body)
 		}
 		return nil
 	})

@@ -125,11 +125,11 @@ func rawRequest(port int, raw string) (int, error) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(time.Second))
 	if _, err := io.WriteString(conn, raw); err != nil {
-		return 0, fmt.Errorf("write: %v", err)
+		return 0, fmt.Errorf("write: %w", err)
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		return 0, fmt.Errorf("no response: %v", err)
+		return 0, fmt.Errorf("no response: %w", err)
 	}
 	defer resp.Body.Close()
 	if strings.HasPrefix(raw, "HEAD ") {
@@ -139,7 +139,7 @@ func rawRequest(port int, raw string) (int, error) {
 		return 0, fmt.Errorf("unframed response (status %d): neither Content-Length nor chunked", resp.StatusCode)
 	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return 0, fmt.Errorf("reading body of %d: %v", resp.StatusCode, err)
+		return 0, fmt.Errorf("reading body of %d: %w", resp.StatusCode, err)
 	}
 	return resp.StatusCode, nil
 }

@@ -120,7 +120,7 @@ func TestNoCrossClientDesyncThroughProductpage(t *testing.T) {
 				var got struct {
 					ID *int `json:"id"`
 				}
-				if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || got.ID == nil || *got.ID != j.id {
+				if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil || got.ID == nil || *got.ID != j.id {
 					record("wrong answer", fmt.Sprintf("victim %d got %d %q", j.id, resp.StatusCode, truncate(string(body), 120)))
 				}
 			}

@@ -77,15 +77,6 @@ func (r exchangeResult) String() string {
 	return s + fmt.Sprintf(" after %v", r.wait.Round(time.Millisecond))
 }
 
-// statuses lists the status codes of every response.
-func (r exchangeResult) statuses() []int {
-	var out []int
-	for _, p := range r.resps {
-		out = append(out, p.status)
-	}
-	return out
-}
-
 // exchange writes raw to port on a new connection (half-closing it when
 // halfClose is set) and reads responses until the server closes, sends
 // something that is not a response, or stays silent: for first before the
@@ -229,7 +220,7 @@ func healthWithin(port int, d time.Duration) (bool, string) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Sprintf("status %d", resp.StatusCode)
 	}
 	return true, ""

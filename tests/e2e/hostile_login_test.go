@@ -82,10 +82,10 @@ func TestLoginRedirectStaysOnSite(t *testing.T) {
 		for _, how := range []string{"login", "logout"} {
 			var req *http.Request
 			if how == "login" {
-				req, _ = http.NewRequest("POST", base+"/login", strings.NewReader("username=jason&passwd=x"))
+				req, _ = http.NewRequest(http.MethodPost, base+"/login", strings.NewReader("username=jason&passwd=x"))
 				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			} else {
-				req, _ = http.NewRequest("GET", base+"/logout", nil)
+				req, _ = http.NewRequest(http.MethodGet, base+"/logout", nil)
 			}
 			if c.referer != "" {
 				req.Header.Set("Referer", c.referer)
@@ -97,7 +97,7 @@ func TestLoginRedirectStaysOnSite(t *testing.T) {
 			}
 			resp.Body.Close()
 			loc := resp.Header.Get("Location")
-			if resp.StatusCode != 302 || !sameSiteLocation(loc, self, c.want) {
+			if resp.StatusCode != http.StatusFound || !sameSiteLocation(loc, self, c.want) {
 				t.Errorf("%s with Referer %q: %d Location %q; want 302 to %s on this site", how, c.referer, resp.StatusCode, loc, c.want)
 			}
 		}

@@ -113,7 +113,7 @@ func TestLoginFlowReachesRatingsAsEndUser(t *testing.T) {
 	c := &http.Client{Jar: jar, Timeout: client.Timeout, CheckRedirect: client.CheckRedirect}
 
 	// An incoming end-user header is not trusted: only the session counts.
-	req, _ := http.NewRequest("GET", st.url("productpage", "/productpage"), nil)
+	req, _ := http.NewRequest(http.MethodGet, st.url("productpage", "/productpage"), nil)
 	req.Header.Set("end-user", "mallory")
 	resp, err := c.Do(req)
 	if err != nil {

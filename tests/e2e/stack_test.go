@@ -102,7 +102,7 @@ func runMain(m *testing.M) int {
 			out, err := exec.Command(bookload, args...).CombinedOutput()
 			s.log = string(out)
 			if err != nil {
-				s.err = fmt.Errorf("bookload %s: %v\n%s", strings.Join(args, " "), err, out)
+				s.err = fmt.Errorf("bookload %s: %w\n%s", strings.Join(args, " "), err, out)
 			}
 		}(s)
 	}

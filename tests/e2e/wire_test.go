@@ -93,7 +93,7 @@ func responseSegments(t *testing.T, port int, path string, n int) []int {
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 {
+		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: status %d, body %q, err %v", path, resp.StatusCode, body, err)
 		}
 		if resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 {

@@ -189,7 +189,7 @@ func (s *apiServer) spawn(name, bin string, args ...string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		return fmt.Errorf("start %s: %v", name, err)
+		return fmt.Errorf("start %s: %w", name, err)
 	}
 	f.Close()
 	s.procs = append(s.procs, cmd)
@@ -203,14 +203,14 @@ func (s *apiServer) waitHTTP(url, token string, timeout time.Duration, name stri
 	deadline := time.Now().Add(timeout)
 	var last string
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest("GET", url, nil)
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := client.Do(req)
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
 			last = resp.Status
@@ -271,7 +271,7 @@ func (s *apiServer) kubectl(stdin []byte, args ...string) (stdout, stderr string
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
 	if err != nil {
-		err = fmt.Errorf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+		err = fmt.Errorf("kubectl %s: %w\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
 	}
 	return out.String(), errb.String(), err
 }

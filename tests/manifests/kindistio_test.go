@@ -3,6 +3,7 @@ package manifests
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -99,7 +100,7 @@ func TestKindIstioSettings(t *testing.T) {
 			} `yaml:"spec"`
 		}
 		if err := dec.Decode(&o); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			t.Fatalf("istioctl manifest generate output: %v", err)

@@ -28,8 +28,8 @@ func checkDeployment(t *testing.T, d deployment) {
 		}
 	}
 	sc := pod.Spec.SecurityContext
-	switch {
-	case sc == nil:
+	switch sc {
+	case nil:
 		t.Error("no pod securityContext")
 	default:
 		if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {

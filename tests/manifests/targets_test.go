@@ -138,12 +138,12 @@ func render(t *testing.T, tg target) *rendering {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		r.err = fmt.Errorf("kubectl kustomize %s: %v\n%s", tg.name, err, stderr.String())
+		r.err = fmt.Errorf("kubectl kustomize %s: %w\n%s", tg.name, err, stderr.String())
 		t.Fatal(r.err)
 	}
 	r.yaml = out
 	if r.objects, r.err = parseObjects(out); r.err != nil {
-		r.err = fmt.Errorf("%s: %v", tg.name, r.err)
+		r.err = fmt.Errorf("%s: %w", tg.name, r.err)
 		t.Fatal(r.err)
 	}
 	if renderDir == "" {

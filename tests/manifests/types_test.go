@@ -2,9 +2,10 @@ package manifests
 
 import (
 	"fmt"
-	"gopkg.in/yaml.v3"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Typed views of the fields the tests read; everything else is ignored here
@@ -163,7 +164,7 @@ func quantity(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return 0, fmt.Errorf("quantity %q: %v", s, err)
+		return 0, fmt.Errorf("quantity %q: %w", s, err)
 	}
 	return v, nil
 }

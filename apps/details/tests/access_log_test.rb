@@ -3,7 +3,7 @@
 require_relative "test_helper"
 
 class AccessLogTest < DetailsTest
-  LINE = /\A\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z details (\S+) (\S+) (\d{3}) (\d+\.\d{3})\z/.freeze
+  LINE = /\A\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z details (\S+) (\S+) (\d{3}) (\d+\.\d{3})\z/
 
   def test_one_line_per_request_when_on
     log = StringIO.new

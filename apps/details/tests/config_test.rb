@@ -11,8 +11,8 @@ class ConfigTest < DetailsTest
     c = parse({})
     assert_equal [9080, "0.0.0.0", true, true, 60, 10, 1024, true, 100, 10, false, "info"],
                  [c.port, c.listen_address, c.nodelay, c.keepalive, c.keepalive_timeout,
-                  c.header_timeout, c.max_connections, c.upstream_keepalive, c.upstream_max_requests, c.shutdown_timeout,
-                  c.access_log, c.log_level]
+                  c.header_timeout, c.max_connections, c.upstream_keepalive, c.upstream_max_requests,
+                  c.shutdown_timeout, c.access_log, c.log_level]
   end
 
   def test_booleans_are_case_insensitive_and_ignore_blanks
@@ -54,7 +54,7 @@ class ConfigTest < DetailsTest
       "SHUTDOWN_TIMEOUT_SECONDS" => ["0", "301", "2.5", ""],
       "HTTP_HEADER_TIMEOUT_SECONDS" => ["0", "301", "1.5", "", "ten"],
       "HTTP_MAX_CONNECTIONS" => ["0", "100001", "-1", "1e3", ""],
-      "UPSTREAM_MAX_REQUESTS_PER_CONNECTION" => ["0", "1000001", "many"]
+      "UPSTREAM_MAX_REQUESTS_PER_CONNECTION" => %w[0 1000001 many]
     }.each do |name, raws|
       raws.each do |raw|
         err = assert_raises(Details::ConfigError, "#{name}=#{raw.inspect}") { parse(name => raw) }

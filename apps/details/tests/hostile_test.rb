@@ -5,7 +5,7 @@ require_relative "test_helper"
 # Raw exchanges for the tests below.
 module RawExchange
   SMUGGLED = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
-  STATUS_LINE = %r{HTTP/1\.[01] (\d{3}) }.freeze
+  STATUS_LINE = %r{HTTP/1\.[01] (\d{3}) }
 
   # Writes raw on a new connection and reads until the server closes it or
   # `limit` seconds pass. Returns [statuses of the responses seen, whether
@@ -147,7 +147,7 @@ class HostileTest < DetailsTest
   end
 
   def test_a_huge_chunk_size_is_400_at_once
-    ["ffffffffffff", "100001", "fffffffffffffffff"].each do |size|
+    %w[ffffffffffff 100001 fffffffffffffffff].each do |size|
       raw = head(["POST /details/1 HTTP/1.1", "Host: x", "Transfer-Encoding: chunked"]) + "#{size}\r\nabc"
       assert_rejected(raw, 400, "chunk size #{size}", within: 0.5)
     end

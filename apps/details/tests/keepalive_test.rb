@@ -58,13 +58,13 @@ class KeepaliveTest < DetailsTest
     port = start_server.port
     sock = connect(port)
     res = http(port, "GET", "/details/1", { "Connection" => "close" }, sock: sock)
-    assert_equal ["close", "178"], [res.headers["connection"], res.headers["content-length"]]
+    assert_equal %w[close 178], [res.headers["connection"], res.headers["content-length"]]
     assert closed_by_peer?(sock)
     sock.close
     sock = connect(port)
     sock.write("GET /details/1 HTTP/1.0\r\n\r\n")
     res = read_response(sock)
-    assert_equal ["close", "178"], [res.headers["connection"], res.headers["content-length"]]
+    assert_equal %w[close 178], [res.headers["connection"], res.headers["content-length"]]
     assert closed_by_peer?(sock)
   ensure
     sock&.close

@@ -68,7 +68,8 @@ class MetricsTest < DetailsTest
     m.observe("OTHER", "unmatched", 400, 0.0001)
     text = m.render
     %w[/health unmatched].each do |route|
-      les = text.scan(/^http_request_duration_seconds_bucket\{[^}]*route="#{Regexp.escape(route)}"[^}]*le="([^"]+)"\}/).flatten
+      bucket = /^http_request_duration_seconds_bucket\{[^}]*route="#{Regexp.escape(route)}"[^}]*le="([^"]+)"\}/
+      les = text.scan(bucket).flatten
       assert_equal LE, les, route
     end
     text.scan(/^(http_\w+)\{([^}]*)\}/).each do |name, labels|

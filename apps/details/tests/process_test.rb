@@ -36,7 +36,10 @@ class ProcessTest < DetailsTest
     assert_equal 200, http(port, "GET", "/details/5").status
     # The first line is spawn_serve's own GET /health.
     lines = []
-    eventually { out.wait_readable(0.1) && lines << out.gets; lines.size >= 2 }
+    eventually do
+      out.wait_readable(0.1) && lines << out.gets
+      lines.size >= 2
+    end
     assert_match(%r{\A\S+Z details GET /health 200 \d+\.\d{3}\n\z}, lines[0])
     assert_match(%r{\A\S+Z details GET /details/5 200 \d+\.\d{3}\n\z}, lines[1])
     Process.kill("TERM", pid)

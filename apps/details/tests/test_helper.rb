@@ -80,7 +80,7 @@ class DetailsTest < Minitest::Test
       [name.downcase, value.strip]
     end
     body = head ? +"" : read_body(sock, headers, rest, timeout)
-    Response.new(Integer(status_line[/\AHTTP\/1\.[01] (\d{3})/, 1]), headers, body, raw_head)
+    Response.new(Integer(status_line[%r{\AHTTP/1\.[01] (\d{3})}, 1]), headers, body, raw_head)
   end
 
   # True when the peer closes the connection within timeout.

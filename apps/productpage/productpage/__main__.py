@@ -15,8 +15,12 @@ import tempfile
 
 from .config import SERVICE, Config, ConfigError, from_env
 
-_PY_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO,
-                  "warn": logging.WARNING, "error": logging.ERROR}
+_PY_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+}
 
 
 def raise_open_files_limit(config: Config) -> None:
@@ -32,8 +36,11 @@ def raise_open_files_limit(config: Config) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
     if new < want:
         logging.getLogger(SERVICE).warning(
-            "open files limited to %d: HTTP_MAX_CONNECTIONS=%d wants %d", new,
-            config.max_connections, want)
+            "open files limited to %d: HTTP_MAX_CONNECTIONS=%d wants %d",
+            new,
+            config.max_connections,
+            want,
+        )
 
 
 def main() -> int:
@@ -43,8 +50,11 @@ def main() -> int:
         print(f"{SERVICE}: {err}", file=sys.stderr)
         return 2
 
-    logging.basicConfig(level=_PY_LOG_LEVELS[config.log_level], stream=sys.stderr,
-                        format=f"%(asctime)s {SERVICE} %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=_PY_LOG_LEVELS[config.log_level],
+        stream=sys.stderr,
+        format=f"%(asctime)s {SERVICE} %(levelname)s %(name)s: %(message)s",
+    )
     raise_open_files_limit(config)
 
     # Under $TMPDIR (an emptyDir on /tmp in Kubernetes, whose root filesystem
@@ -55,6 +65,7 @@ def main() -> int:
     secret_key = config.session_secret or secrets.token_urlsafe(32)
 
     from .server import ProductpageServer
+
     ProductpageServer(config, secret_key, metrics_dir).run()
     return 0
 

@@ -2,13 +2,17 @@
 
 import json
 import re
-from typing import Optional
 from urllib.parse import urlsplit
 
 import gevent
 from flask import Flask, Response, redirect, render_template, request, session
-from werkzeug.exceptions import (HTTPException, InternalServerError, MethodNotAllowed,
-                                 NotFound, RequestEntityTooLarge)
+from werkzeug.exceptions import (
+    HTTPException,
+    InternalServerError,
+    MethodNotAllowed,
+    NotFound,
+    RequestEntityTooLarge,
+)
 from werkzeug.routing import RoutingException
 
 from .backends import Backends, Result, outgoing_headers
@@ -34,9 +38,11 @@ MAX_USERNAME_BYTES = 256
 MAX_BODY_BYTES = 16 * 1024
 
 USERNAME_TOO_LONG = json.dumps(
-    {"error": f"username too long: at most {MAX_USERNAME_BYTES} bytes (UTF-8)"}).encode()
+    {"error": f"username too long: at most {MAX_USERNAME_BYTES} bytes (UTF-8)"}
+).encode()
 BODY_TOO_LARGE = json.dumps(
-    {"error": f"request body too large: at most {MAX_BODY_BYTES} bytes"}).encode()
+    {"error": f"request body too large: at most {MAX_BODY_BYTES} bytes"}
+).encode()
 BODY_TIMEOUT = b'{"error":"request body not received in time"}'
 LENGTH_REQUIRED = b'{"error":"a request body needs Content-Length"}'
 
@@ -54,7 +60,7 @@ def _username_fits(user: str) -> bool:
     return len(user.encode("utf-8", "replace")) <= MAX_USERNAME_BYTES
 
 
-def _current_user() -> Optional[str]:
+def _current_user() -> str | None:
     user = session.get("user")
     # A longer one can only come from a cookie signed before the bound (with
     # the same SESSION_SECRET): not signed in.
@@ -67,10 +73,10 @@ _DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 def _origin_host(scheme: str, host: str) -> str:
     host = host.lower()
     default = _DEFAULT_PORTS.get(scheme)
-    return host[:-len(default)] if default and host.endswith(default) else host
+    return host[: -len(default)] if default and host.endswith(default) else host
 
 
-def same_origin_path(referer: Optional[str], scheme: str, host: str) -> Optional[str]:
+def same_origin_path(referer: str | None, scheme: str, host: str) -> str | None:
     """The path (and query) of referer when it points into this site: a
     path, or an absolute URL with the request's own scheme and host. None
     for anything else, so that a redirect never leads to another site."""
@@ -82,10 +88,11 @@ def same_origin_path(referer: Optional[str], scheme: str, host: str) -> Optional
         parts = urlsplit(referer)
     except ValueError:
         return None
-    if parts.scheme or parts.netloc:
-        if (parts.scheme.lower() != scheme
-                or _origin_host(scheme, parts.netloc) != _origin_host(scheme, host)):
-            return None
+    if (parts.scheme or parts.netloc) and (
+        parts.scheme.lower() != scheme
+        or _origin_host(scheme, parts.netloc) != _origin_host(scheme, host)
+    ):
+        return None
     path = parts.path or "/"
     # "//host/..." would be another site again (a network-path reference).
     if not path.startswith("/") or path.startswith("//"):
@@ -104,7 +111,7 @@ def _passthrough(result: Result) -> Response:
     return json_response(json.dumps(result.data).encode(), result.status)
 
 
-def create_app(config: Config, secret_key: str, backends: Optional[Backends] = None):
+def create_app(config: Config, secret_key: str, backends: Backends | None = None):
     """The Flask app, its wsgi_app wrapped in the metrics/access-log middleware."""
     # The static route is added below, after automatic OPTIONS is turned off,
     # so that OPTIONS gets the same JSON 405 as every other unserved method.
@@ -142,10 +149,15 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
     def product_page():
         user = _current_user()
         details, reviews = backends.details_and_reviews(
-            PRODUCT_ID, outgoing_headers(request.environ, user))
+            PRODUCT_ID, outgoing_headers(request.environ, user)
+        )
         return render_template(
-            "productpage.html", product=PRODUCTS[0], user=user,
-            details=details_view(details), reviews=reviews_view(reviews))
+            "productpage.html",
+            product=PRODUCTS[0],
+            user=user,
+            details=details_view(details),
+            reviews=reviews_view(reviews),
+        )
 
     @app.post("/login")
     def login():
@@ -183,15 +195,21 @@ def create_app(config: Config, secret_key: str, backends: Optional[Backends] = N
 
     @app.get("/api/v1/products/<id>")
     def product_details(id):
-        return _passthrough(backends.details(id, outgoing_headers(request.environ, _current_user())))
+        return _passthrough(
+            backends.details(id, outgoing_headers(request.environ, _current_user()))
+        )
 
     @app.get("/api/v1/products/<id>/reviews")
     def product_reviews(id):
-        return _passthrough(backends.reviews(id, outgoing_headers(request.environ, _current_user())))
+        return _passthrough(
+            backends.reviews(id, outgoing_headers(request.environ, _current_user()))
+        )
 
     @app.get("/api/v1/products/<id>/ratings")
     def product_ratings(id):
-        return _passthrough(backends.ratings(id, outgoing_headers(request.environ, _current_user())))
+        return _passthrough(
+            backends.ratings(id, outgoing_headers(request.environ, _current_user()))
+        )
 
     @app.get("/health")
     def health():

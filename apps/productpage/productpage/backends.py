@@ -8,8 +8,9 @@ the backend's status (500 when there was no response) and a fixed error.
 import json
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any
 from urllib.parse import quote
 
 import gevent
@@ -28,10 +29,26 @@ RATINGS_ERROR = "Sorry, product ratings are currently unavailable for this book.
 # first, the large and least used (user-agent, cookie) last. end-user is
 # deliberately absent: it is set from the session only, and always fits.
 FORWARD_HEADERS = (
-    "x-request-id", "x-ot-span-context", "x-datadog-trace-id", "x-datadog-parent-id",
-    "x-datadog-sampling-priority", "traceparent", "tracestate", "x-cloud-trace-context",
-    "grpc-trace-bin", "x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid", "x-b3-sampled",
-    "x-b3-flags", "b3", "sw8", "authorization", "jwt", "user-agent", "cookie",
+    "x-request-id",
+    "x-ot-span-context",
+    "x-datadog-trace-id",
+    "x-datadog-parent-id",
+    "x-datadog-sampling-priority",
+    "traceparent",
+    "tracestate",
+    "x-cloud-trace-context",
+    "grpc-trace-bin",
+    "x-b3-traceid",
+    "x-b3-spanid",
+    "x-b3-parentspanid",
+    "x-b3-sampled",
+    "x-b3-flags",
+    "b3",
+    "sw8",
+    "authorization",
+    "jwt",
+    "user-agent",
+    "cookie",
 )
 _ENVIRON_KEYS = tuple(("HTTP_" + h.upper().replace("-", "_"), h, len(h)) for h in FORWARD_HEADERS)
 
@@ -49,23 +66,24 @@ _FIELD_VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
 log = logging.getLogger(__name__)
 
 # Outbound header name -> the value's bytes as they arrived.
-Headers = Dict[str, bytes]
+Headers = dict[str, bytes]
 
 
 @dataclass
 class Result:
     """What a backend call produced: status, the raw body when it worked, and
     the parsed JSON (the backend's on success, the error object otherwise)."""
+
     status: int
     data: Any
-    body: Optional[bytes] = None
+    body: bytes | None = None
 
     @property
     def ok(self) -> bool:
         return self.body is not None
 
 
-def outgoing_headers(environ: Mapping[str, Any], user: Optional[str]) -> Headers:
+def outgoing_headers(environ: Mapping[str, Any], user: str | None) -> Headers:
     """Headers for every outbound call made while serving environ.
 
     WSGI hands header values over as latin-1 decoded str, so they are encoded
@@ -103,10 +121,16 @@ def outgoing_headers(environ: Mapping[str, Any], user: Optional[str]) -> Headers
 class Backends:
     def __init__(self, config: Config, timeout: float = CALL_TIMEOUT_SECONDS):
         def backend(peer):
-            return pool(peer.host, peer.port, keepalive=config.upstream_keepalive,
-                        max_requests=config.upstream_max_requests,
-                        nodelay=config.http_nodelay, timeout=timeout,
-                        max_idle=config.max_connections)
+            return pool(
+                peer.host,
+                peer.port,
+                keepalive=config.upstream_keepalive,
+                max_requests=config.upstream_max_requests,
+                nodelay=config.http_nodelay,
+                timeout=timeout,
+                max_idle=config.max_connections,
+            )
+
         self.details_pool = backend(config.details)
         self.reviews_pool = backend(config.reviews)
         self.ratings_pool = backend(config.ratings)
@@ -120,7 +144,7 @@ class Backends:
     def ratings(self, product_id, headers: Headers) -> Result:
         return _call(self.ratings_pool, f"/ratings/{_quote(product_id)}", headers, 1, RATINGS_ERROR)
 
-    def details_and_reviews(self, product_id, headers: Headers) -> Tuple[Result, Result]:
+    def details_and_reviews(self, product_id, headers: Headers) -> tuple[Result, Result]:
         """Both calls at once: details in a greenlet of its own, reviews in
         the caller's (gunicorn's gevent worker patched the sockets, so each
         waits for its reply without holding up the other)."""

@@ -7,8 +7,8 @@ reported before anything heavy is loaded or any socket is opened.
 import ipaddress
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Optional
 
 SERVICE = "productpage"
 
@@ -46,7 +46,7 @@ class Config:
     access_log: bool = False
     log_level: str = "info"
     web_concurrency: int = DEFAULT_WEB_CONCURRENCY
-    session_secret: Optional[str] = None
+    session_secret: str | None = None
     details: Peer = Peer("details", 9080)
     reviews: Peer = Peer("reviews", 9080)
     ratings: Peer = Peer("ratings", 9080)
@@ -108,7 +108,7 @@ def _log_level(env: Mapping[str, str]) -> str:
     raise _invalid("LOG_LEVEL", raw, "debug, info, warn or error")
 
 
-def _session_secret(env: Mapping[str, str]) -> Optional[str]:
+def _session_secret(env: Mapping[str, str]) -> str | None:
     raw = env.get("SESSION_SECRET")
     if raw is None:
         return None

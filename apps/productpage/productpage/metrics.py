@@ -28,7 +28,9 @@ UNMATCHED = "unmatched"
 disable_created_metrics()
 
 # Anything else is counted as OTHER, so made-up methods cannot add series.
-_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"))
+_METHODS = frozenset(
+    ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT")
+)
 
 
 class Metrics:
@@ -37,12 +39,18 @@ class Metrics:
         # Own registry, so tests can build several apps in one process.
         self._registry = CollectorRegistry()
         self._requests = Counter(
-            "http_requests_total", "HTTP requests served, by method, route pattern and status.",
-            ("method", "route", "status"), registry=self._registry)
+            "http_requests_total",
+            "HTTP requests served, by method, route pattern and status.",
+            ("method", "route", "status"),
+            registry=self._registry,
+        )
         self._duration = Histogram(
             "http_request_duration_seconds",
             "Time to serve an HTTP request, by method, route pattern and status.",
-            ("method", "route", "status"), buckets=BUCKETS, registry=self._registry)
+            ("method", "route", "status"),
+            buckets=BUCKETS,
+            registry=self._registry,
+        )
         self._children = {}
 
     def observe(self, method: str, route: str, status: str, seconds: float):
@@ -50,7 +58,9 @@ class Metrics:
         children = self._children.get(key)
         if children is None:
             children = self._children[key] = (
-                self._requests.labels(*key), self._duration.labels(*key))
+                self._requests.labels(*key),
+                self._duration.labels(*key),
+            )
         children[0].inc()
         children[1].observe(seconds)
 
@@ -97,10 +107,16 @@ class Instrumented:
         seconds = time.perf_counter() - started
         status = seen[-1][:3] if seen else "500"
         method = environ["REQUEST_METHOD"]
-        self.metrics.observe(method if method in _METHODS else "OTHER",
-                             environ.get(ROUTE_KEY, UNMATCHED), status, seconds)
+        self.metrics.observe(
+            method if method in _METHODS else "OTHER",
+            environ.get(ROUTE_KEY, UNMATCHED),
+            status,
+            seconds,
+        )
         if self.access_log:
-            line = (f"{_rfc3339(time.time())} {SERVICE} {method} "
-                    f"{_logged_path(environ)} {status} {seconds * 1000:.3f}\n")
+            line = (
+                f"{_rfc3339(time.time())} {SERVICE} {method} "
+                f"{_logged_path(environ)} {status} {seconds * 1000:.3f}\n"
+            )
             os.write(1, line.encode("latin-1", "replace"))
         return body

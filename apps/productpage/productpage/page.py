@@ -6,7 +6,7 @@ reaching the template.
 """
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -22,9 +22,14 @@ _FULL_STAR = '<span class="glyphicon glyphicon-star star-full" aria-hidden="true
 _EMPTY_STAR = '<span class="star-empty" aria-hidden="true">&#9734;</span>'
 
 _DETAIL_ROWS = (
-    ("author", "Author"), ("year", "Year"), ("type", "Type"), ("pages", "Pages"),
-    ("publisher", "Publisher"), ("language", "Language"),
-    ("ISBN-10", "ISBN-10"), ("ISBN-13", "ISBN-13"),
+    ("author", "Author"),
+    ("year", "Year"),
+    ("type", "Type"),
+    ("pages", "Pages"),
+    ("publisher", "Publisher"),
+    ("language", "Language"),
+    ("ISBN-10", "ISBN-10"),
+    ("ISBN-13", "ISBN-13"),
 )
 
 
@@ -32,33 +37,35 @@ _DETAIL_ROWS = (
 class Rating:
     stars: int = 0
     color: str = "black"
-    error: Optional[str] = None
+    error: str | None = None
 
     def stars_html(self) -> Markup:
         """The stars inside <font color=...>, as upstream shows them."""
-        return Markup(f'<font color="{escape(self.color)}">'
-                      f"{_FULL_STAR * self.stars}{_EMPTY_STAR * (MAX_STARS - self.stars)}</font>")
+        return Markup(
+            f'<font color="{escape(self.color)}">'
+            f"{_FULL_STAR * self.stars}{_EMPTY_STAR * (MAX_STARS - self.stars)}</font>"
+        )
 
 
 @dataclass
 class Review:
     reviewer: str
     text: str
-    rating: Optional[Rating]
+    rating: Rating | None
 
 
 @dataclass
 class DetailsView:
-    rows: List[Tuple[str, str]] = field(default_factory=list)
-    error: Optional[str] = None
+    rows: list[tuple[str, str]] = field(default_factory=list)
+    error: str | None = None
 
 
 @dataclass
 class ReviewsView:
-    reviews: List[Review] = field(default_factory=list)
+    reviews: list[Review] = field(default_factory=list)
     podname: str = ""
-    clustername: Optional[str] = None
-    error: Optional[str] = None
+    clustername: str | None = None
+    error: str | None = None
 
 
 def _text(value: Any) -> str:
@@ -71,10 +78,12 @@ def details_view(result: Result) -> DetailsView:
     data = result.data
     if not result.ok or not isinstance(data, dict):
         return DetailsView(error=_error_text(data, DETAILS_ERROR))
-    return DetailsView(rows=[(label, _text(data[key])) for key, label in _DETAIL_ROWS if key in data])
+    return DetailsView(
+        rows=[(label, _text(data[key])) for key, label in _DETAIL_ROWS if key in data]
+    )
 
 
-def _rating(value: Any) -> Optional[Rating]:
+def _rating(value: Any) -> Rating | None:
     if not isinstance(value, dict):
         return None
     if "error" in value:
@@ -82,7 +91,9 @@ def _rating(value: Any) -> Optional[Rating]:
     stars = value.get("stars")
     if isinstance(stars, bool) or not isinstance(stars, (int, float)):
         return None
-    return Rating(stars=max(0, min(MAX_STARS, int(stars))), color=_text(value.get("color", "black")))
+    return Rating(
+        stars=max(0, min(MAX_STARS, int(stars))), color=_text(value.get("color", "black"))
+    )
 
 
 def reviews_view(result: Result) -> ReviewsView:
@@ -91,7 +102,8 @@ def reviews_view(result: Result) -> ReviewsView:
         return ReviewsView(error=_error_text(data, REVIEWS_ERROR))
     reviews = [
         Review(_text(r.get("reviewer")), _text(r.get("text")), _rating(r.get("rating")))
-        for r in data["reviews"] if isinstance(r, dict)
+        for r in data["reviews"]
+        if isinstance(r, dict)
     ]
     clustername = _text(data.get("clustername"))
     return ReviewsView(

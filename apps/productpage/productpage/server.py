@@ -54,6 +54,7 @@ def remember_stop_after_fork():
     installs its own would be lost, and the worker would run until killed at
     the shutdown timeout.
     """
+
     def remember(sig, _frame):
         _STOPS_BEFORE_POST_FORK.append(sig)
 
@@ -82,6 +83,7 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
     def forget_dead_worker(_arbiter, worker):
         # prometheus_client's multiprocess mode, as documented for gunicorn.
         from prometheus_client import multiprocess
+
         multiprocess.mark_process_dead(worker.pid, metrics_dir)
 
     def remove_metrics_dir(_arbiter):
@@ -129,6 +131,7 @@ class ProductpageServer(BaseApplication):
         # that prometheus_client sees PROMETHEUS_MULTIPROC_DIR, urllib3 gets
         # gevent's sockets, and nothing heavy loads in the master.
         from .app import create_app
+
         return create_app(self.config, self.secret_key)
 
     def run(self):

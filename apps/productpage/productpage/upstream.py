@@ -16,8 +16,8 @@ for a fresh connection: one attempt in every other case.
 
 import contextvars
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import urllib3
 from urllib3.connection import HTTPConnection
@@ -78,11 +78,20 @@ class BackendPool(urllib3.HTTPConnectionPool):
     ConnectionCls = RetiringConnection
 
 
-def pool(host: str, port: int, *, keepalive: bool, max_requests: int, nodelay: bool,
-         timeout: float, max_idle: int = MAX_IDLE) -> BackendPool:
+def pool(
+    host: str,
+    port: int,
+    *,
+    keepalive: bool,
+    max_requests: int,
+    nodelay: bool,
+    timeout: float,
+    max_idle: int = MAX_IDLE,
+) -> BackendPool:
     """The pool for one backend; calls go through it with get()."""
     return BackendPool(
-        host, port,
+        host,
+        port,
         maxsize=max_idle,
         block=False,
         # connect, and each read, bounded by what is left of the call's time
@@ -104,8 +113,9 @@ def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, b
     for attempt in (1, 2):
         _sent_on_reused.set(False)
         try:
-            response = upstream.urlopen("GET", path, headers=headers, retries=False,
-                                        redirect=False, preload_content=True)
+            response = upstream.urlopen(
+                "GET", path, headers=headers, retries=False, redirect=False, preload_content=True
+            )
             return Reply(response.status, response.data)
         except (urllib3.exceptions.HTTPError, OSError) as err:
             if attempt == 1 and _closed_under_request(err) and _sent_on_reused.get():
@@ -117,5 +127,9 @@ def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, b
 def _closed_under_request(err: Exception) -> bool:
     """The peer closed or reset the connection before any response: urllib3
     reports it as ProtocolError("Connection aborted.", <the socket error>)."""
-    cause = err.args[1] if isinstance(err, urllib3.exceptions.ProtocolError) and len(err.args) > 1 else None
+    cause = (
+        err.args[1]
+        if isinstance(err, urllib3.exceptions.ProtocolError) and len(err.args) > 1
+        else None
+    )
     return isinstance(cause, (ConnectionResetError, BrokenPipeError))

@@ -48,6 +48,7 @@ implemented" and "Hostile input"):
   reading got 19,771 of them rendered, both workers busy for 9 s.
 """
 
+import contextlib
 import re
 import signal
 import socket
@@ -90,7 +91,8 @@ MAX_PIPELINED = 16
 _HOST = re.compile(
     r"(?:\[(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+)\]"
     r"|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)"
-    r"(?::[0-9]*)?")
+    r"(?::[0-9]*)?"
+)
 
 
 class HeadTimeout(Exception):
@@ -170,7 +172,7 @@ class _Connection:
         """Wait until the client sent something (or closed); False at `until`."""
         try:
             wait_read(self.sock.fileno(), timeout=max(until - time.monotonic(), 0.001))
-        except socket.timeout:
+        except TimeoutError:
             return False
         return True
 
@@ -232,8 +234,10 @@ class ProductpageWorker(GeventWorker):
         super().init_signals()
         # Watched by gevent's loop, so the worker reacts at once; SIGINT
         # drains like SIGTERM (the base worker would quit at once).
-        self.signal_watchers = [gevent.signal_handler(sig, self.handle_exit, sig, None)
-                                for sig in (signal.SIGTERM, signal.SIGINT)]
+        self.signal_watchers = [
+            gevent.signal_handler(sig, self.handle_exit, sig, None)
+            for sig in (signal.SIGTERM, signal.SIGINT)
+        ]
 
     def handle_exit(self, sig, frame):
         super().handle_exit(sig, frame)
@@ -245,8 +249,9 @@ class ProductpageWorker(GeventWorker):
         servers = []
         for listener in self.sockets:
             listener.setblocking(1)
-            server = StreamServer(listener, handle=partial(self.handle, listener),
-                                  spawn=Pool(self.worker_connections))
+            server = StreamServer(
+                listener, handle=partial(self.handle, listener), spawn=Pool(self.worker_connections)
+            )
             if self.cfg.workers > 1:
                 # The workers share the listening socket: one connection
                 # per wake-up, so that an idle worker does not take them all.
@@ -258,7 +263,7 @@ class ProductpageWorker(GeventWorker):
             self.notify()
             self.stopping.wait(HEARTBEAT_SECONDS)
 
-        for listener, server in zip(self.sockets, servers):
+        for listener, server in zip(self.sockets, servers, strict=True):
             self.close_listener(listener, server)
         self.force_close_requests()
         deadline = time.monotonic() + self.cfg.graceful_timeout
@@ -313,12 +318,10 @@ class ProductpageWorker(GeventWorker):
                 # gunicorn reads the one request without timeout_ctx: the
                 # deadline runs from the accept, whether a byte came or not.
                 conn.start_head_timer(conn.accepted + self.header_timeout)
-            try:
+            # A stopping worker may end the connection while it lingers after
+            # an error (handle_error) with StopIteration; gunicorn has closed it.
+            with contextlib.suppress(StopIteration):
                 super().handle(listener, client, addr)
-            except StopIteration:
-                # A stopping worker ended the connection while it lingered
-                # after an error (handle_error); gunicorn has closed it.
-                pass
         finally:
             conn.stop_head_timer()
             self.connections.pop(me, None)
@@ -358,10 +361,8 @@ class ProductpageWorker(GeventWorker):
             conn.stop_head_timer()
         if isinstance(exc, HeadTimeout):
             self.log.debug("Closing connection: %s", exc)
-            try:
+            with contextlib.suppress(OSError):
                 util.write_error(client, 408, "Request Timeout", "")
-            except OSError:
-                pass
         else:
             super().handle_error(req, client, addr, exc)
         if isinstance(exc, Exception):  # not a kill (GreenletExit)
@@ -414,5 +415,8 @@ def _readable(sock) -> bool:
 
 def worker_class(nodelay: bool, header_timeout: float = 10.0):
     """The worker class for this start, its settings fixed before fork."""
-    return type("ProductpageWorker", (ProductpageWorker,),
-                {"nodelay": nodelay, "header_timeout": float(header_timeout)})
+    return type(
+        "ProductpageWorker",
+        (ProductpageWorker,),
+        {"nodelay": nodelay, "header_timeout": float(header_timeout)},
+    )

@@ -11,18 +11,33 @@ import socket
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Dict, List
 
-DETAILS = {"id": 0, "author": "William Shakespeare", "year": 1595, "type": "paperback",
-           "pages": 200, "publisher": "PublisherA", "language": "English",
-           "ISBN-10": "1234567890", "ISBN-13": "123-1234567890"}
+DETAILS = {
+    "id": 0,
+    "author": "William Shakespeare",
+    "year": 1595,
+    "type": "paperback",
+    "pages": 200,
+    "publisher": "PublisherA",
+    "language": "English",
+    "ISBN-10": "1234567890",
+    "ISBN-13": "123-1234567890",
+}
 
 
-def reviews_body(stars=(5, 4), color="black", podname="reviews-v2-abc", clustername="null",
-                 rating_error=False, ratings=True):
-    texts = ("An extremely entertaining play by Shakespeare. The slapstick humour is refreshing!",
-             "Absolutely fun and entertaining. The play lacks thematic depth when compared to "
-             "other plays by Shakespeare.")
+def reviews_body(
+    stars=(5, 4),
+    color="black",
+    podname="reviews-v2-abc",
+    clustername="null",
+    rating_error=False,
+    ratings=True,
+):
+    texts = (
+        "An extremely entertaining play by Shakespeare. The slapstick humour is refreshing!",
+        "Absolutely fun and entertaining. The play lacks thematic depth when compared to "
+        "other plays by Shakespeare.",
+    )
     reviews = []
     for i, text in enumerate(texts):
         review = {"reviewer": f"Reviewer{i + 1}", "text": text}
@@ -44,14 +59,14 @@ class Answer:
 @dataclass
 class Seen:
     path: str
-    headers: Dict[str, str]
+    headers: dict[str, str]
     connection: int
 
 
 class FakeBackend:
     def __init__(self):
-        self.answers: Dict[str, List[Answer]] = {}
-        self.requests: List[Seen] = []
+        self.answers: dict[str, list[Answer]] = {}
+        self.requests: list[Seen] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._ids = itertools.count(1)
@@ -99,11 +114,11 @@ class FakeBackend:
             self.answers.clear()
             self.requests.clear()
 
-    def seen(self, path=None) -> List[Seen]:
+    def seen(self, path=None) -> list[Seen]:
         with self._lock:
             return [r for r in self.requests if path is None or r.path == path]
 
-    def per_connection(self) -> List[int]:
+    def per_connection(self) -> list[int]:
         """Request counts per TCP connection, in order of first use."""
         counts = {}
         for request in self.seen():
@@ -148,13 +163,18 @@ class Bookinfo:
             fake.reset()
         self.details.answer("/details/0", body=DETAILS)
         self.reviews.answer("/reviews/0", body=reviews_body())
-        self.ratings.answer("/ratings/0", body={"id": 0, "ratings": {"Reviewer1": 5, "Reviewer2": 4}})
+        self.ratings.answer(
+            "/ratings/0", body={"id": 0, "ratings": {"Reviewer1": 5, "Reviewer2": 4}}
+        )
 
-    def env(self) -> Dict[str, str]:
+    def env(self) -> dict[str, str]:
         return {
-            "DETAILS_HOSTNAME": "127.0.0.1", "DETAILS_SERVICE_PORT": str(self.details.port),
-            "REVIEWS_HOSTNAME": "127.0.0.1", "REVIEWS_SERVICE_PORT": str(self.reviews.port),
-            "RATINGS_HOSTNAME": "127.0.0.1", "RATINGS_SERVICE_PORT": str(self.ratings.port),
+            "DETAILS_HOSTNAME": "127.0.0.1",
+            "DETAILS_SERVICE_PORT": str(self.details.port),
+            "REVIEWS_HOSTNAME": "127.0.0.1",
+            "REVIEWS_SERVICE_PORT": str(self.reviews.port),
+            "RATINGS_HOSTNAME": "127.0.0.1",
+            "RATINGS_SERVICE_PORT": str(self.ratings.port),
         }
 
     def close(self):

@@ -8,7 +8,6 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
 
 APP_DIR = Path(__file__).resolve().parents[1]
 SERVE = APP_DIR / "serve"
@@ -21,29 +20,35 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def base_env(extra: Dict[str, str]) -> Dict[str, str]:
+def base_env(extra: dict[str, str]) -> dict[str, str]:
     """A clean environment: none of the test runner's knobs leak in."""
-    env = {k: v for k, v in os.environ.items()
-           if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
+    }
     env.update(extra)
     return env
 
 
-def run_serve(env: Dict[str, str], timeout: float = 20.0) -> subprocess.CompletedProcess:
+def run_serve(env: dict[str, str], timeout: float = 20.0) -> subprocess.CompletedProcess:
     """Run ./serve to completion (for configurations that must not start)."""
-    return subprocess.run([str(SERVE)], env=base_env(env), capture_output=True, text=True,
-                          timeout=timeout, cwd="/")
+    return subprocess.run(
+        [str(SERVE)], env=base_env(env), capture_output=True, text=True, timeout=timeout, cwd="/"
+    )
 
 
 class Service:
-    def __init__(self, env: Dict[str, str]):
+    def __init__(self, env: dict[str, str]):
         self.port = free_port()
         self.env = {"PORT": str(self.port), "LISTEN_ADDRESS": "127.0.0.1", **env}
-        self._out = tempfile.NamedTemporaryFile(prefix="productpage-out-", delete=False)
-        self._err = tempfile.NamedTemporaryFile(prefix="productpage-err-", delete=False)
+        # Open for the server's lifetime; cleanup() closes and removes them.
+        self._out = tempfile.NamedTemporaryFile(prefix="productpage-out-", delete=False)  # noqa: SIM115
+        self._err = tempfile.NamedTemporaryFile(prefix="productpage-err-", delete=False)  # noqa: SIM115
         # cwd is / to prove ./serve works from any directory.
-        self.proc = subprocess.Popen([str(SERVE)], env=base_env(self.env), cwd="/",
-                                     stdout=self._out, stderr=self._err)
+        self.proc = subprocess.Popen(
+            [str(SERVE)], env=base_env(self.env), cwd="/", stdout=self._out, stderr=self._err
+        )
         try:
             self._wait_ready()
         except BaseException:
@@ -93,7 +98,7 @@ class Service:
     def connection(self, timeout: float = 10.0) -> http.client.HTTPConnection:
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
-    def request(self, method: str, path: str, body=None, headers: Optional[Dict[str, str]] = None):
+    def request(self, method: str, path: str, body=None, headers: dict[str, str] | None = None):
         """One request on a new connection: (status, headers, body)."""
         conn = self.connection()
         try:
@@ -103,7 +108,7 @@ class Service:
         finally:
             conn.close()
 
-    def workers(self) -> List[int]:
+    def workers(self) -> list[int]:
         try:
             children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text()
         except OSError:
@@ -137,7 +142,7 @@ class Service:
             os.unlink(f.name)
 
 
-def serving_pid(client: socket.socket, candidates: List[int]) -> Optional[int]:
+def serving_pid(client: socket.socket, candidates: list[int]) -> int | None:
     """Which of the candidate processes holds the server end of client's connection."""
     local_port = client.getsockname()[1]
     remote_port = client.getpeername()[1]
@@ -145,8 +150,10 @@ def serving_pid(client: socket.socket, candidates: List[int]) -> Optional[int]:
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
         local, remote = fields[1], fields[2]
-        if (int(local.split(":")[1], 16) == remote_port
-                and int(remote.split(":")[1], 16) == local_port):
+        if (
+            int(local.split(":")[1], 16) == remote_port
+            and int(remote.split(":")[1], 16) == local_port
+        ):
             inode = fields[9]
             break
     if inode is None:

@@ -4,15 +4,15 @@ import json
 import time
 
 import pytest
-
 from conftest import make_app
+
 from fakes import DETAILS, Answer
 from service import free_port
 
 PRODUCTS = (
     b'[{"id": 0, "title": "The Comedy of Errors", "descriptionHtml": "<a href=\\"https://en.wikipedia.org/'
-    b'wiki/The_Comedy_of_Errors\\">Wikipedia Summary</a>: The Comedy of Errors is one of <b>Shakespeare\'s'
-    b'</b> early plays. It is his shortest and one of his most farcical comedies, with a major part of the '
+    b"wiki/The_Comedy_of_Errors\\\">Wikipedia Summary</a>: The Comedy of Errors is one of <b>Shakespeare's"
+    b"</b> early plays. It is his shortest and one of his most farcical comedies, with a major part of the "
     b'humour coming from slapstick and mistaken identity, in addition to puns and word play."}]'
 )
 DETAILS_ERROR = b'{"error": "Sorry, product details are currently unavailable for this book."}'
@@ -33,11 +33,14 @@ def test_health(client):
     assert (response.status_code, response.data) == (200, b"Product page is healthy")
 
 
-@pytest.mark.parametrize("route,fake,backend_path", [
-    ("/api/v1/products/0", "details", "/details/0"),
-    ("/api/v1/products/0/reviews", "reviews", "/reviews/0"),
-    ("/api/v1/products/0/ratings", "ratings", "/ratings/0"),
-])
+@pytest.mark.parametrize(
+    "route,fake,backend_path",
+    [
+        ("/api/v1/products/0", "details", "/details/0"),
+        ("/api/v1/products/0/reviews", "reviews", "/reviews/0"),
+        ("/api/v1/products/0/ratings", "ratings", "/ratings/0"),
+    ],
+)
 def test_backend_json_is_passed_through_byte_for_byte(client, backends, route, fake, backend_path):
     body = b'{"id":0,  "odd":"spacing kept"}'
     getattr(backends, fake).answer(backend_path, body=body)
@@ -50,34 +53,45 @@ def test_details_route_with_real_shape(client):
     assert json.loads(client.get("/api/v1/products/0").data) == DETAILS
 
 
-@pytest.mark.parametrize("route,fake,backend_path,error", [
-    ("/api/v1/products/0", "details", "/details/0", DETAILS_ERROR),
-    ("/api/v1/products/0/reviews", "reviews", "/reviews/0", REVIEWS_ERROR),
-    ("/api/v1/products/0/ratings", "ratings", "/ratings/0", RATINGS_ERROR),
-])
+@pytest.mark.parametrize(
+    "route,fake,backend_path,error",
+    [
+        ("/api/v1/products/0", "details", "/details/0", DETAILS_ERROR),
+        ("/api/v1/products/0/reviews", "reviews", "/reviews/0", REVIEWS_ERROR),
+        ("/api/v1/products/0/ratings", "ratings", "/ratings/0", RATINGS_ERROR),
+    ],
+)
 @pytest.mark.parametrize("status", [400, 404, 503])
-def test_backend_error_keeps_backend_status(client, backends, route, fake, backend_path, error, status):
+def test_backend_error_keeps_backend_status(
+    client, backends, route, fake, backend_path, error, status
+):
     getattr(backends, fake).answer(backend_path, status=status, body={"error": "backend says no"})
     response = client.get(route)
     assert (response.status_code, response.data) == (status, error)
 
 
-@pytest.mark.parametrize("route,error", [
-    ("/api/v1/products/0", DETAILS_ERROR),
-    ("/api/v1/products/0/reviews", REVIEWS_ERROR),
-    ("/api/v1/products/0/ratings", RATINGS_ERROR),
-])
+@pytest.mark.parametrize(
+    "route,error",
+    [
+        ("/api/v1/products/0", DETAILS_ERROR),
+        ("/api/v1/products/0/reviews", REVIEWS_ERROR),
+        ("/api/v1/products/0/ratings", RATINGS_ERROR),
+    ],
+)
 def test_no_response_is_500(route, error):
     port = str(free_port())
-    app = make_app({f"{name}_HOSTNAME": "127.0.0.1" for name in ("DETAILS", "REVIEWS", "RATINGS")}
-                   | {f"{name}_SERVICE_PORT": port for name in ("DETAILS", "REVIEWS", "RATINGS")})
+    app = make_app(
+        {f"{name}_HOSTNAME": "127.0.0.1" for name in ("DETAILS", "REVIEWS", "RATINGS")}
+        | {f"{name}_SERVICE_PORT": port for name in ("DETAILS", "REVIEWS", "RATINGS")}
+    )
     response = app.test_client().get(route)
     assert (response.status_code, response.data) == (500, error)
 
 
 def test_non_numeric_id_goes_to_the_backend_quoted(client, backends):
-    backends.details.answer("/details/a%20b%3F", status=400,
-                            body={"error": "please provide numeric product id"})
+    backends.details.answer(
+        "/details/a%20b%3F", status=400, body={"error": "please provide numeric product id"}
+    )
     response = client.get("/api/v1/products/a%20b%3F")
     assert (response.status_code, response.data) == (400, DETAILS_ERROR)
     assert [r.path for r in backends.details.seen()] == ["/details/a%20b%3F"]
@@ -123,10 +137,14 @@ def test_each_call_times_out(backends):
 def test_default_call_timeout_is_three_seconds():
     from productpage.backends import CALL_TIMEOUT_SECONDS, Backends
     from productpage.config import from_env
+
     backends = Backends(from_env({}))
     assert CALL_TIMEOUT_SECONDS == 3.0
-    assert {backends.details_pool.timeout.total, backends.reviews_pool.timeout.total,
-            backends.ratings_pool.timeout.total} == {3.0}
+    assert {
+        backends.details_pool.timeout.total,
+        backends.reviews_pool.timeout.total,
+        backends.ratings_pool.timeout.total,
+    } == {3.0}
 
 
 def test_unexpected_error_is_json_500(backends, monkeypatch):

@@ -2,21 +2,23 @@
 they once caused through details' WEBrick (productpage -> a real details)."""
 
 import http.client
-import os
 import re
 import shutil
 import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from productpage.backends import (FORWARD_HEADERS, MAX_FORWARDED_FIELD, MAX_FORWARDED_TOTAL,
-                                  outgoing_headers)
 from fakes import RawServer
-from service import APP_DIR, Service, base_env, free_port
+from productpage.backends import (
+    FORWARD_HEADERS,
+    MAX_FORWARDED_FIELD,
+    MAX_FORWARDED_TOTAL,
+    outgoing_headers,
+)
+from service import APP_DIR, base_env, free_port
 
 
 def environ(**headers):
@@ -24,16 +26,26 @@ def environ(**headers):
 
 
 def test_well_formed_headers_are_forwarded_byte_for_byte():
-    env = environ(x_request_id="r-1", cookie="a=b; c=d", user_agent="Mozilla/5.0 (X11) caf\xe9",
-                  authorization="Bearer t\tx")
+    env = environ(
+        x_request_id="r-1",
+        cookie="a=b; c=d",
+        user_agent="Mozilla/5.0 (X11) caf\xe9",
+        authorization="Bearer t\tx",
+    )
     assert outgoing_headers(env, "jösé") == {
-        "end-user": "jösé".encode(), "x-request-id": b"r-1", "authorization": b"Bearer t\tx",
-        "user-agent": b"Mozilla/5.0 (X11) caf\xe9", "cookie": b"a=b; c=d"}
+        "end-user": "jösé".encode(),
+        "x-request-id": b"r-1",
+        "authorization": b"Bearer t\tx",
+        "user-agent": b"Mozilla/5.0 (X11) caf\xe9",
+        "cookie": b"a=b; c=d",
+    }
 
 
 @pytest.mark.parametrize("value", ["a\r\nb", "a\nb", "a\rb", "a\0b", "a\x7fb", "a\x0bb", "\u0100"])
 def test_malformed_values_are_dropped(value):
-    assert outgoing_headers(environ(cookie=value, x_request_id="ok"), None) == {"x-request-id": b"ok"}
+    assert outgoing_headers(environ(cookie=value, x_request_id="ok"), None) == {
+        "x-request-id": b"ok"
+    }
 
 
 def test_user_name_with_a_line_break_is_not_forwarded():
@@ -67,8 +79,10 @@ def test_total_bound_drops_the_last_in_order_first():
 
 
 def test_dropped_headers_through_the_app(client, backends):
-    client.get("/api/v1/products/0", headers={"Cookie": "c" * 4088, "x-request-id": "r-9",
-                                              "Authorization": "/health HTTP/1.1"})
+    client.get(
+        "/api/v1/products/0",
+        headers={"Cookie": "c" * 4088, "x-request-id": "r-9", "Authorization": "/health HTTP/1.1"},
+    )
     (seen,) = backends.details.seen()
     assert "cookie" not in seen.headers
     assert seen.headers["x-request-id"] == "r-9"
@@ -83,8 +97,9 @@ DETAILS_SERVE = APP_DIR.parent / "details" / "serve"
 def _details_available() -> bool:
     if not DETAILS_SERVE.exists() or shutil.which("ruby") is None:
         return False
-    check = subprocess.run(["ruby", "-e", "require 'webrick'; require 'prometheus/client'"],
-                           capture_output=True)
+    check = subprocess.run(
+        ["ruby", "-e", "require 'webrick'; require 'prometheus/client'"], capture_output=True
+    )
     return check.returncode == 0
 
 
@@ -93,9 +108,13 @@ def real_details():
     if not _details_available():
         pytest.skip("the details service (ruby, WEBrick) is not available")
     port = free_port()
-    proc = subprocess.Popen([str(DETAILS_SERVE)], cwd="/",
-                            env=base_env({"PORT": str(port), "LISTEN_ADDRESS": "127.0.0.1"}),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(DETAILS_SERVE)],
+        cwd="/",
+        env=base_env({"PORT": str(port), "LISTEN_ADDRESS": "127.0.0.1"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while True:
         try:
@@ -131,8 +150,10 @@ def run_victims_and_attacks(port, victims=10, requests=20, attackers=2):
         conn = connection()
         for k in range(requests):
             length = lengths[(a + k) % len(lengths)]
-            headers = {"Cookie": "c" * (length - len("Cookie: ")),
-                       "Authorization": "/health HTTP/1.1"}
+            headers = {
+                "Cookie": "c" * (length - len("Cookie: ")),
+                "Authorization": "/health HTTP/1.1",
+            }
             try:
                 _get(conn, "/api/v1/products/0", headers)
             except OSError as err:
@@ -155,8 +176,9 @@ def run_victims_and_attacks(port, victims=10, requests=20, attackers=2):
                     wrong.append((product, status, body[:80]))
         conn.close()
 
-    threads = ([threading.Thread(target=victim, args=(v,)) for v in range(victims)]
-               + [threading.Thread(target=attacker, args=(a,)) for a in range(attackers)])
+    threads = [threading.Thread(target=victim, args=(v,)) for v in range(victims)] + [
+        threading.Thread(target=attacker, args=(a,)) for a in range(attackers)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -170,8 +192,9 @@ def test_no_client_gets_another_clients_answer(real_details, start_service):
     details. (With details' own timing the stray answer mostly arrives
     before urllib3 checks the pooled connection again: see the next test
     for the window held open.)"""
-    svc = start_service(WEB_CONCURRENCY="1", DETAILS_HOSTNAME="127.0.0.1",
-                        DETAILS_SERVICE_PORT=str(real_details))
+    svc = start_service(
+        WEB_CONCURRENCY="1", DETAILS_HOSTNAME="127.0.0.1", DETAILS_SERVICE_PORT=str(real_details)
+    )
     assert run_victims_and_attacks(svc.port) == []
 
 
@@ -182,9 +205,11 @@ class LikeWebrick(RawServer):
     that "request" (405) 50 ms late, as a busy or Nagle-delayed details
     would: long enough for productpage to reuse the connection meanwhile."""
 
-    BODY = ('{"id":%d,"author":"William Shakespeare","year":1595,"type":"paperback",'
-            '"pages":200,"publisher":"PublisherA","language":"English",'
-            '"ISBN-10":"1234567890","ISBN-13":"123-1234567890"}')
+    BODY = (
+        '{"id":%d,"author":"William Shakespeare","year":1595,"type":"paperback",'
+        '"pages":200,"publisher":"PublisherA","language":"English",'
+        '"ISBN-10":"1234567890","ISBN-13":"123-1234567890"}'
+    )
 
     def __init__(self):
         self.split_heads = 0
@@ -210,8 +235,10 @@ class LikeWebrick(RawServer):
                     else:
                         time.sleep(0.05)
                         status, body = b"405 Method Not Allowed", b'{"error":"method not allowed"}'
-                    sock.sendall(b"HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: %d\r\n\r\n%s" % (status, len(body), body))
+                    sock.sendall(
+                        b"HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\n\r\n%s" % (status, len(body), body)
+                    )
             except OSError:
                 return
 
@@ -219,8 +246,11 @@ class LikeWebrick(RawServer):
 def test_no_client_gets_another_clients_answer_when_the_stray_answer_is_late(start_service):
     details = LikeWebrick()
     try:
-        svc = start_service(WEB_CONCURRENCY="1", DETAILS_HOSTNAME="127.0.0.1",
-                            DETAILS_SERVICE_PORT=str(details.port))
+        svc = start_service(
+            WEB_CONCURRENCY="1",
+            DETAILS_HOSTNAME="127.0.0.1",
+            DETAILS_SERVICE_PORT=str(details.port),
+        )
         assert run_victims_and_attacks(svc.port) == []
         # No head ever reached details split: the long lines were not forwarded.
         assert details.split_heads == 0

@@ -39,6 +39,8 @@ def quick(fakes):
     svc = Service({**fakes.env(), "WEB_CONCURRENCY": "1", "HTTP_HEADER_TIMEOUT_SECONDS": "1"})
     yield svc
     svc.cleanup()
+
+
 STATUS = re.compile(rb"HTTP/1\.[01] (\d{3}) ")
 
 
@@ -61,7 +63,7 @@ class Exchange:
             assert sep and match, self.data
             statuses.append(int(match.group(1)))
             length = re.search(rb"\r\nContent-Length: (\d+)", head, re.IGNORECASE)
-            rest = rest[int(length.group(1)) if length else 0:]
+            rest = rest[int(length.group(1)) if length else 0 :]
         return statuses
 
 
@@ -81,7 +83,7 @@ def talk(port, data: bytes, wait: float = 3.0, idle: float = None) -> Exchange:
             sock.settimeout(min(left, idle) if idle and received else left)
             try:
                 chunk = sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 if idle and received:
                     return Exchange(received, False, time.monotonic() - started)
                 continue
@@ -94,14 +96,18 @@ def talk(port, data: bytes, wait: float = 3.0, idle: float = None) -> Exchange:
 
 # --- request lines gunicorn must refuse at once ------------------------------
 
-@pytest.mark.parametrize("data", [
-    b"GET /health\r\n",                                     # HTTP/0.9
-    b"GET /health\n",
-    b"GET /health HTTP/1.1\nHost: x\n\n",                   # bare LF
-    b"GET /health HTTP/1.1\r\nHost: x\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: x\r\nX: y\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: x\r\n\n",
-])
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"GET /health\r\n",  # HTTP/0.9
+        b"GET /health\n",
+        b"GET /health HTTP/1.1\nHost: x\n\n",  # bare LF
+        b"GET /health HTTP/1.1\r\nHost: x\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX: y\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: x\r\n\n",
+    ],
+)
 def test_http09_and_bare_lf_are_refused_within_a_second(service, data):
     got = talk(service.port, data, wait=2.0)
     assert got.closed and got.seconds < 1.0, got.data
@@ -118,40 +124,47 @@ def test_truncated_head_is_never_served(service):
 
 # --- RFC 9112/9110 MUST-400s ------------------------------------------------
 
-@pytest.mark.parametrize("head", [
-    b"GET /health HTTP/1.1\r\n\r\n",                          # no Host in HTTP/1.1
-    b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",    # two Hosts
-    b"GET /health HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: a b\r\n\r\n",             # not host[:port]
-    b"GET /health HTTP/1.1\r\nHost: a/b\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: user@a\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: a:80:80\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: a:http\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: [::1\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: a?b\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: a%zz\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: \\evil\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: caf\xc3\xa9\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n",  # NUL in a value
-    b"GET /health HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n",    # bare CR in a value
-    b"GET /health HTTP/1.1\r\nHost: x\r\nX: a\x7fb\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: x\r\nX : y\r\n\r\n",      # space before the colon
-])
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /health HTTP/1.1\r\n\r\n",  # no Host in HTTP/1.1
+        b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",  # two Hosts
+        b"GET /health HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: a b\r\n\r\n",  # not host[:port]
+        b"GET /health HTTP/1.1\r\nHost: a/b\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: user@a\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: a:80:80\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: a:http\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: [::1\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: a?b\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: a%zz\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: \\evil\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: caf\xc3\xa9\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n",  # NUL in a value
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n",  # bare CR in a value
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX: a\x7fb\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX : y\r\n\r\n",  # space before the colon
+    ],
+)
 def test_must_400s(service, head):
     got = talk(service.port, head + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     assert got.statuses == [400], got.data
     assert b"Connection: close\r\n" in got.data and got.closed and got.seconds < 2
 
 
-@pytest.mark.parametrize("head", [
-    b"GET /health HTTP/1.0\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost:\r\n\r\n",   # empty: allowed (RFC 9112 3.2)
-    b"GET /health HTTP/1.1\r\nHost: productpage:9080\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: [::1]:9080\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: productpage.bookinfo.svc.cluster.local\r\n\r\n",
-    b"GET /health HTTP/1.1\r\nHost: xn--caf-dma.example\r\n\r\n",
-])
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /health HTTP/1.0\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost:\r\n\r\n",  # empty: allowed (RFC 9112 3.2)
+        b"GET /health HTTP/1.1\r\nHost: productpage:9080\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: [::1]:9080\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: productpage.bookinfo.svc.cluster.local\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: xn--caf-dma.example\r\n\r\n",
+    ],
+)
 def test_good_hosts_are_served(service, head):
     got = talk(service.port, head, idle=0.3)
     assert got.statuses == [200], got.data
@@ -195,14 +208,17 @@ def test_ambiguous_framing_is_refused_and_closed(service, path, name):
     assert got.closed and got.seconds < 2.5, got.data
 
 
-@pytest.mark.parametrize("body", [
-    b"5zz\r\nhello\r\n0\r\n\r\n",            # chunk size not hex
-    b"5 \r\nhello\r\n0\r\n\r\n",             # blank after the size
-    b"5\r\nhelloXX0\r\n\r\n",                # no CRLF after the chunk data
-    b"5\nhello\n0\n\n",                      # bare LF in chunk lines
-    b"ffffffffffffffffffff\r\nhello\r\n",    # huge chunk size
-    b"fffffff\r\n",                          # huge, and nothing follows
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"5zz\r\nhello\r\n0\r\n\r\n",  # chunk size not hex
+        b"5 \r\nhello\r\n0\r\n\r\n",  # blank after the size
+        b"5\r\nhelloXX0\r\n\r\n",  # no CRLF after the chunk data
+        b"5\nhello\n0\n\n",  # bare LF in chunk lines
+        b"ffffffffffffffffffff\r\nhello\r\n",  # huge chunk size
+        b"fffffff\r\n",  # huge, and nothing follows
+    ],
+)
 @pytest.mark.parametrize("path", ["/login", "/productpage"])
 def test_chunked_bodies_are_never_parsed_for_requests(service, body, path):
     """Only /login reads a body, and only with a Content-Length (411
@@ -216,16 +232,20 @@ def test_chunked_bodies_are_never_parsed_for_requests(service, body, path):
 
 
 def test_a_request_with_a_body_closes_the_connection(service):
-    data = (b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
-            % (len(SMUGGLED), SMUGGLED)) + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    data = (
+        b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+        % (len(SMUGGLED), SMUGGLED)
+    ) + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
     got = talk(service.port, data)
     assert got.statuses == [405], got.data
     assert b"Connection: close\r\n" in got.data and got.closed and got.seconds < 2
 
 
 def test_content_length_zero_keeps_the_connection(service):
-    data = (b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
-            b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = (
+        b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+        b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
     got = talk(service.port, data, idle=0.5)
     assert got.statuses == [405, 200], got.data
     assert not got.closed
@@ -235,7 +255,10 @@ def test_pipelining_is_capped_per_connection(service):
     """A client that sends requests without reading the answers gets the
     first MAX_PIPELINED, the last with Connection: close, then a close."""
     from productpage.workers import MAX_PIPELINED
-    got = talk(service.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED * 4), wait=5)
+
+    got = talk(
+        service.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED * 4), wait=5
+    )
     assert got.statuses == [200] * MAX_PIPELINED, got.statuses
     assert got.data.count(b"Connection: close\r\n") == 1
     assert got.closed and got.seconds < 3
@@ -243,12 +266,16 @@ def test_pipelining_is_capped_per_connection(service):
 
 def test_pipelining_below_the_cap_keeps_the_connection(service):
     from productpage.workers import MAX_PIPELINED
-    got = talk(service.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED - 1), idle=0.5)
+
+    got = talk(
+        service.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED - 1), idle=0.5
+    )
     assert got.statuses == [200] * (MAX_PIPELINED - 1), got.statuses
     assert b"Connection: close" not in got.data and not got.closed
 
 
 # --- line limits --------------------------------------------------------------
+
 
 def test_header_line_limit(service):
     # gunicorn's limit_request_field_size: 8190 bytes, CRLF included.
@@ -269,9 +296,12 @@ def test_request_line_limit(service):
 
 # --- login on the wire -----------------------------------------------------
 
+
 def form_post(body: bytes, extra: bytes = b"") -> bytes:
-    return (b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-            b"Content-Length: %d\r\n%s\r\n%s" % (len(body), extra, body))
+    return (
+        b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: %d\r\n%s\r\n%s" % (len(body), extra, body)
+    )
 
 
 def test_login_limits_on_the_wire(service, fakes):
@@ -281,14 +311,20 @@ def test_login_limits_on_the_wire(service, fakes):
     got = talk(service.port, form_post(b"username=u&passwd=" + b"p" * 16384))
     assert got.statuses == [413] and b"request body too large" in got.data and got.closed
     # Refused before reading: a body of 1 GB is never sent.
-    got = talk(service.port, b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n")
+    got = talk(
+        service.port, b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n"
+    )
     assert got.statuses == [413] and got.closed and got.seconds < 2
     got = talk(service.port, form_post(b"username=" + b"u" * 256))
     assert got.statuses == [302] and b"Set-Cookie: session=" in got.data and got.closed
     cookie = re.search(rb"Set-Cookie: (session=[^;]+);", got.data).group(1)
     assert len(cookie) < 1200
-    got = talk(service.port, b"GET /productpage HTTP/1.1\r\nHost: x\r\nCookie: %s\r\n\r\n" % cookie,
-               idle=1.0, wait=6.0)
+    got = talk(
+        service.port,
+        b"GET /productpage HTTP/1.1\r\nHost: x\r\nCookie: %s\r\n\r\n" % cookie,
+        idle=1.0,
+        wait=6.0,
+    )
     assert got.statuses == [200] and b"u" * 256 in got.data
 
 
@@ -301,11 +337,14 @@ def test_login_redirect_on_the_wire(service):
 
 # --- slow clients ---------------------------------------------------------------
 
+
 def test_slow_login_body_gets_408(start_service):
     svc = start_service(HTTP_HEADER_TIMEOUT_SECONDS="1")
     with socket.create_connection(("127.0.0.1", svc.port), timeout=5) as sock:
-        sock.sendall(b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
-                     b"Content-Type: application/x-www-form-urlencoded\r\n\r\nusername=")
+        sock.sendall(
+            b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n\r\nusername="
+        )
         started = time.monotonic()
         data = sock.recv(65536)
         assert data.startswith(b"HTTP/1.1 408 ")
@@ -320,7 +359,7 @@ def read_until_closed(sock, wait: float):
     try:
         while chunk := sock.recv(65536):
             data += chunk
-    except socket.timeout:
+    except TimeoutError:
         return data, None
     except ConnectionResetError:
         pass
@@ -349,7 +388,7 @@ def test_a_slow_head_is_closed_with_408_at_its_deadline(quick):
                     break
                 try:
                     chunk = sock.recv(65536)
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 if not chunk:
                     break

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_server import ROUTES, framed
 
 
@@ -28,7 +27,9 @@ def test_keepalive_off_closes_after_every_framed_response(start_service):
     for path in ROUTES + ["/login"]:
         method = "POST" if path == "/login" else "GET"
         with socket.create_connection(("127.0.0.1", svc.port), timeout=5) as sock:
-            sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".encode())
+            sock.sendall(
+                f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".encode()
+            )
             response = http.client.HTTPResponse(sock, method=method)
             response.begin()
             response.read()
@@ -41,7 +42,9 @@ def test_keepalive_off_closes_after_every_framed_response(start_service):
 def test_keepalive_off_raw_second_request_gets_nothing(start_service):
     svc = start_service(HTTP_KEEPALIVE="false")
     with socket.create_connection(("127.0.0.1", svc.port), timeout=5) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.sendall(
+            b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
         data = b""
         sock.settimeout(5)
         while chunk := sock.recv(65536):
@@ -110,7 +113,10 @@ def test_access_log_and_log_level(start_service, tmp_path):
         time.sleep(0.05)
     lines = svc.stdout().splitlines()
     # Before ours: the test harness's readiness probes.
-    assert all(re.fullmatch(stamp + r" productpage GET /health 200 \d+\.\d{3}", line) for line in lines[:-2])
+    assert all(
+        re.fullmatch(stamp + r" productpage GET /health 200 \d+\.\d{3}", line)
+        for line in lines[:-2]
+    )
     assert re.fullmatch(stamp + r" productpage GET /api/v1/products 200 \d+\.\d{3}", lines[-2])
     assert re.fullmatch(stamp + r" productpage POST /health 405 \d+\.\d{3}", lines[-1])
     assert "[INFO]" not in svc.stderr()

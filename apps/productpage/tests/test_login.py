@@ -1,12 +1,13 @@
 """POST /login and GET /logout, the session cookie, and end-user."""
 
 import pytest
-
 from conftest import make_app
 
 
 def session_cookie(response):
-    cookies = [v for k, v in response.headers.items() if k == "Set-Cookie" and v.startswith("session=")]
+    cookies = [
+        v for k, v in response.headers.items() if k == "Set-Cookie" and v.startswith("session=")
+    ]
     assert len(cookies) == 1
     return cookies[0]
 
@@ -27,40 +28,62 @@ def test_login_from_query_string(client):
 
 
 def test_login_redirects_to_a_same_origin_referer(client):
-    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example",
-                           headers={"Referer": "http://bookinfo.example/productpage?u=test"})
+    response = client.post(
+        "/login",
+        data={"username": "u"},
+        base_url="http://bookinfo.example",
+        headers={"Referer": "http://bookinfo.example/productpage?u=test"},
+    )
     assert response.headers["Location"] == "/productpage?u=test"
-    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example:8080",
-                           headers={"Referer": "http://BookInfo.example:8080/productpage"})
+    response = client.post(
+        "/login",
+        data={"username": "u"},
+        base_url="http://bookinfo.example:8080",
+        headers={"Referer": "http://BookInfo.example:8080/productpage"},
+    )
     assert response.headers["Location"] == "/productpage"
-    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example",
-                           headers={"Referer": "http://bookinfo.example:80/x?y=1"})
+    response = client.post(
+        "/login",
+        data={"username": "u"},
+        base_url="http://bookinfo.example",
+        headers={"Referer": "http://bookinfo.example:80/x?y=1"},
+    )
     assert response.headers["Location"] == "/x?y=1"
 
 
-@pytest.mark.parametrize("referer", [
-    "http://evil.example/productpage",      # another host
-    "https://bookinfo.example/productpage",  # another scheme
-    "http://bookinfo.example:81/productpage",
-    "http://user@bookinfo.example/productpage",
-    "//evil.example/productpage",            # network-path reference
-    "http://bookinfo.example//evil.example/",
-    "/\\evil.example/",                      # browsers read \ as /
-    "javascript:alert(1)",
-    "productpage",                          # not a path
-    "/product page",
-    "/caf\u00e9",
-])
+@pytest.mark.parametrize(
+    "referer",
+    [
+        "http://evil.example/productpage",  # another host
+        "https://bookinfo.example/productpage",  # another scheme
+        "http://bookinfo.example:81/productpage",
+        "http://user@bookinfo.example/productpage",
+        "//evil.example/productpage",  # network-path reference
+        "http://bookinfo.example//evil.example/",
+        "/\\evil.example/",  # browsers read \ as /
+        "javascript:alert(1)",
+        "productpage",  # not a path
+        "/product page",
+        "/caf\u00e9",
+    ],
+)
 def test_login_and_logout_ignore_a_foreign_referer(client, referer):
-    response = client.post("/login", data={"username": "u"}, base_url="http://bookinfo.example",
-                           headers={"Referer": referer})
+    response = client.post(
+        "/login",
+        data={"username": "u"},
+        base_url="http://bookinfo.example",
+        headers={"Referer": referer},
+    )
     assert (response.status_code, response.headers["Location"]) == (302, "/productpage")
-    response = client.get("/logout", base_url="http://bookinfo.example", headers={"Referer": referer})
+    response = client.get(
+        "/logout", base_url="http://bookinfo.example", headers={"Referer": referer}
+    )
     assert (response.status_code, response.headers["Location"]) == (302, "/productpage")
 
 
 def test_same_origin_path():
     from productpage.app import same_origin_path
+
     assert same_origin_path("/productpage?u=normal", "http", "h") == "/productpage?u=normal"
     assert same_origin_path("https://h:443/a#frag", "https", "h") == "/a"
     assert same_origin_path("http://h", "http", "h:80") == "/"
@@ -89,7 +112,9 @@ def test_huge_username_does_not_poison_later_requests(client):
     assert response.status_code == 413  # the form is over 16 KB
     response = client.post("/login", data={"username": "x" * 10_000})
     assert response.status_code == 400
-    assert all(not v.startswith("session=") for k, v in response.headers.items() if k == "Set-Cookie")
+    assert all(
+        not v.startswith("session=") for k, v in response.headers.items() if k == "Set-Cookie"
+    )
     assert client.get("/productpage").status_code == 200
     assert client.get("/health").status_code == 200
 
@@ -103,7 +128,7 @@ def test_form_over_16_kb_is_413(client):
 
 
 def test_session_cookie_stays_small(client):
-    response = client.post("/login", data={"username": "\U0001F600" * 64})  # 256 bytes
+    response = client.post("/login", data={"username": "\U0001f600" * 64})  # 256 bytes
     assert response.status_code == 302
     assert len(session_cookie(response)) < 1200
 
@@ -158,6 +183,7 @@ def test_cookie_signed_with_another_key_is_ignored(backends):
 
     from productpage.app import create_app
     from productpage.config import from_env
+
     other = create_app(from_env(backends.env()), "another-secret").test_client()
     other.set_cookie("session", cookie)
     assert "Sign in" in other.get("/productpage").get_data(as_text=True)
@@ -167,23 +193,37 @@ def test_cookie_signed_with_another_key_is_ignored(backends):
 
 
 FORWARDED = {
-    "x-request-id": "req-1", "x-ot-span-context": "ot", "x-datadog-trace-id": "1",
-    "x-datadog-parent-id": "2", "x-datadog-sampling-priority": "1",
+    "x-request-id": "req-1",
+    "x-ot-span-context": "ot",
+    "x-datadog-trace-id": "1",
+    "x-datadog-parent-id": "2",
+    "x-datadog-sampling-priority": "1",
     "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-    "tracestate": "congo=t61rcWkgMzE", "x-cloud-trace-context": "105445aa7843bc8bf206b12000100000/1;o=1",
-    "grpc-trace-bin": "AAAA", "x-b3-traceid": "80f198ee56343ba864fe8b2a57d3eff7",
-    "x-b3-spanid": "e457b5a2e4d86bd1", "x-b3-parentspanid": "05e3ac9a4f6e3b90", "x-b3-sampled": "1",
-    "x-b3-flags": "1", "b3": "80f198ee56343ba8-e457b5a2e4d86bd1-1", "sw8": "1-abc",
-    "user-agent": "curl/8.0", "authorization": "Bearer t0ken", "jwt": "e30.e30.x",
+    "tracestate": "congo=t61rcWkgMzE",
+    "x-cloud-trace-context": "105445aa7843bc8bf206b12000100000/1;o=1",
+    "grpc-trace-bin": "AAAA",
+    "x-b3-traceid": "80f198ee56343ba864fe8b2a57d3eff7",
+    "x-b3-spanid": "e457b5a2e4d86bd1",
+    "x-b3-parentspanid": "05e3ac9a4f6e3b90",
+    "x-b3-sampled": "1",
+    "x-b3-flags": "1",
+    "b3": "80f198ee56343ba8-e457b5a2e4d86bd1-1",
+    "sw8": "1-abc",
+    "user-agent": "curl/8.0",
+    "authorization": "Bearer t0ken",
+    "jwt": "e30.e30.x",
 }
 
 
-@pytest.mark.parametrize("route,fakes", [
-    ("/productpage", ("details", "reviews")),
-    ("/api/v1/products/0", ("details",)),
-    ("/api/v1/products/0/reviews", ("reviews",)),
-    ("/api/v1/products/0/ratings", ("ratings",)),
-])
+@pytest.mark.parametrize(
+    "route,fakes",
+    [
+        ("/productpage", ("details", "reviews")),
+        ("/api/v1/products/0", ("details",)),
+        ("/api/v1/products/0/reviews", ("reviews",)),
+        ("/api/v1/products/0/ratings", ("ratings",)),
+    ],
+)
 def test_headers_are_propagated_and_end_user_comes_from_session(client, backends, route, fakes):
     client.post("/login", data={"username": "jason"})
     client.get(route, headers={**FORWARDED, "end-user": "mallory", "x-not-forwarded": "1"})

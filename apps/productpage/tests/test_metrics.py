@@ -4,10 +4,26 @@ processes in test_server.py)."""
 import re
 
 from conftest import make_app
+
 from productpage.metrics import BUCKETS
 
-LE = ["0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5",
-      "1.0", "2.5", "5.0", "10.0", "+Inf"]
+LE = [
+    "0.0005",
+    "0.001",
+    "0.0025",
+    "0.005",
+    "0.01",
+    "0.025",
+    "0.05",
+    "0.1",
+    "0.25",
+    "0.5",
+    "1.0",
+    "2.5",
+    "5.0",
+    "10.0",
+    "+Inf",
+]
 
 
 def sample(text, name, **labels):
@@ -15,14 +31,29 @@ def sample(text, name, **labels):
     want = ",".join(f'{k}="{v}"' for k, v in labels.items())
     for line in text.splitlines():
         if line.startswith(name + "{"):
-            got = line[len(name) + 1:line.index("}")]
+            got = line[len(name) + 1 : line.index("}")]
             if sorted(got.split(",")) == sorted(want.split(",")):
                 return float(line.rsplit(" ", 1)[1])
     return None
 
 
 def test_buckets_are_the_catalogue_ones():
-    assert BUCKETS == (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+    assert BUCKETS == (
+        0.0005,
+        0.001,
+        0.0025,
+        0.005,
+        0.01,
+        0.025,
+        0.05,
+        0.1,
+        0.25,
+        0.5,
+        1,
+        2.5,
+        5,
+        10,
+    )
 
 
 def test_metrics_count_by_method_route_status(client):
@@ -42,14 +73,19 @@ def test_metrics_count_by_method_route_status(client):
     text = response.get_data(as_text=True)
     assert "# TYPE http_requests_total counter" in text
     assert "# TYPE http_request_duration_seconds histogram" in text
-    assert ("# HELP http_requests_total HTTP requests served, by method, route pattern "
-            "and status.\n") in text
-    assert ("# HELP http_request_duration_seconds Time to serve an HTTP request, by method, "
-            "route pattern and status.\n") in text
+    assert (
+        "# HELP http_requests_total HTTP requests served, by method, route pattern and status.\n"
+    ) in text
+    assert (
+        "# HELP http_request_duration_seconds Time to serve an HTTP request, by method, "
+        "route pattern and status.\n"
+    ) in text
     total = "http_requests_total"
     assert sample(text, total, method="GET", route="/productpage", status="200") == 2
     assert sample(text, total, method="GET", route="/api/v1/products/:id", status="200") == 1
-    assert sample(text, total, method="GET", route="/api/v1/products/:id/reviews", status="404") == 1
+    assert (
+        sample(text, total, method="GET", route="/api/v1/products/:id/reviews", status="404") == 1
+    )
     assert sample(text, total, method="GET", route="unmatched", status="404") == 2
     assert sample(text, total, method="POST", route="/health", status="405") == 1
     assert sample(text, total, method="HEAD", route="/health", status="200") == 1
@@ -58,9 +94,14 @@ def test_metrics_count_by_method_route_status(client):
     assert "/no/such/page" not in text and "random-1" not in text
     assert "_created" not in text
     hist = "http_request_duration_seconds"
-    les = re.findall(r'http_request_duration_seconds_bucket\{le="([^"]+)",[^}]*route="/productpage"', text)
+    les = re.findall(
+        r'http_request_duration_seconds_bucket\{le="([^"]+)",[^}]*route="/productpage"', text
+    )
     assert sorted(les, key=lambda x: float(x)) == LE
-    assert sample(text, hist + "_bucket", method="GET", route="/productpage", status="200", le="+Inf") == 2
+    assert (
+        sample(text, hist + "_bucket", method="GET", route="/productpage", status="200", le="+Inf")
+        == 2
+    )
     assert sample(text, hist + "_count", method="GET", route="/productpage", status="200") == 2
     assert sample(text, hist + "_sum", method="GET", route="/productpage", status="200") > 0
 

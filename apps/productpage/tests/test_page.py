@@ -89,20 +89,37 @@ def test_both_backends_down_still_200(client, backends):
 
 def test_unreachable_backends_still_200():
     from conftest import make_app
+
     from service import free_port
+
     port = str(free_port())
-    app = make_app({"DETAILS_HOSTNAME": "127.0.0.1", "DETAILS_SERVICE_PORT": port,
-                    "REVIEWS_HOSTNAME": "127.0.0.1", "REVIEWS_SERVICE_PORT": port})
+    app = make_app(
+        {
+            "DETAILS_HOSTNAME": "127.0.0.1",
+            "DETAILS_SERVICE_PORT": port,
+            "REVIEWS_HOSTNAME": "127.0.0.1",
+            "REVIEWS_SERVICE_PORT": port,
+        }
+    )
     html = page(app.test_client())
     assert "Error fetching product details" in html and "Error fetching product reviews" in html
 
 
-@pytest.mark.parametrize("details,reviews", [
-    (b"not json", b"{}"),
-    (b"[1, 2]", b'{"reviews": "none"}'),
-    (b'{"author": {"nested": true}}', b'{"reviews": [1, {"rating": {"stars": "5"}}, {"rating": 7}]}'),
-    (b"null", b'{"podname": null, "reviews": [{"reviewer": null, "rating": {"stars": 99, "color": null}}]}'),
-])
+@pytest.mark.parametrize(
+    "details,reviews",
+    [
+        (b"not json", b"{}"),
+        (b"[1, 2]", b'{"reviews": "none"}'),
+        (
+            b'{"author": {"nested": true}}',
+            b'{"reviews": [1, {"rating": {"stars": "5"}}, {"rating": 7}]}',
+        ),
+        (
+            b"null",
+            b'{"podname": null, "reviews": [{"reviewer": null, "rating": {"stars": 99, "color": null}}]}',
+        ),
+    ],
+)
 def test_malformed_backend_json_still_200(client, backends, details, reviews):
     backends.details.answer("/details/0", body=details)
     backends.reviews.answer("/reviews/0", body=reviews)

@@ -7,18 +7,29 @@ import socket
 import time
 
 import pytest
-
-from service import serving_pid
 from test_metrics import sample
 
-ROUTES = ["/", "/index.html", "/productpage", "/api/v1/products", "/api/v1/products/0",
-          "/api/v1/products/0/reviews", "/api/v1/products/0/ratings", "/health", "/metrics",
-          "/static/productpage.css", "/static/book.svg", "/no/such/path", "/static/nope.css"]
+from service import serving_pid
+
+ROUTES = [
+    "/",
+    "/index.html",
+    "/productpage",
+    "/api/v1/products",
+    "/api/v1/products/0",
+    "/api/v1/products/0/reviews",
+    "/api/v1/products/0/ratings",
+    "/health",
+    "/metrics",
+    "/static/productpage.css",
+    "/static/book.svg",
+    "/no/such/path",
+    "/static/nope.css",
+]
 
 
 def framed(headers) -> bool:
-    return ("Content-Length" in headers
-            or headers.get("Transfer-Encoding", "").lower() == "chunked")
+    return "Content-Length" in headers or headers.get("Transfer-Encoding", "").lower() == "chunked"
 
 
 def on_each_worker(service, action, want=2, tries=200):
@@ -69,8 +80,12 @@ def test_keepalive_serves_two_requests_on_one_socket(service):
 
 
 def test_session_survives_a_change_of_worker(service, backends):
-    status, headers, _ = service.request("POST", "/login", body="username=jason&passwd=x",
-                                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+    status, headers, _ = service.request(
+        "POST",
+        "/login",
+        body="username=jason&passwd=x",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert status == 302 and headers["Location"] == "/productpage"
     cookie = headers["Set-Cookie"].split(";")[0]
 
@@ -86,7 +101,12 @@ def test_session_survives_a_change_of_worker(service, backends):
 def test_metrics_add_up_across_workers(service):
     def health_count():
         _, _, body = service.request("GET", "/metrics")
-        return sample(body.decode(), "http_requests_total", method="GET", route="/health", status="200") or 0
+        return (
+            sample(
+                body.decode(), "http_requests_total", method="GET", route="/health", status="200"
+            )
+            or 0
+        )
 
     before = health_count()
 
@@ -126,28 +146,41 @@ def test_backend_call_timeout_is_three_seconds(service, backends):
 
 
 def test_headers_propagate_through_the_real_server(service, backends):
-    service.request("GET", "/productpage", headers={"x-request-id": "r-42", "b3": "abc-def-1",
-                                                     "end-user": "mallory"})
+    service.request(
+        "GET",
+        "/productpage",
+        headers={"x-request-id": "r-42", "b3": "abc-def-1", "end-user": "mallory"},
+    )
     for fake in (backends.details, backends.reviews):
         (seen,) = fake.seen()
         assert seen.headers["x-request-id"] == "r-42" and seen.headers["b3"] == "abc-def-1"
         assert "end-user" not in seen.headers
 
 
-@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"])
+@pytest.mark.parametrize(
+    "method", ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"]
+)
 def test_unknown_path_is_json_404_for_every_method(service, method):
     status, headers, body = service.request(method, "/no/such/path")
     assert (status, body) == (404, b'{"error":"not found"}')
     assert headers["Content-Type"] == "application/json"
 
 
-@pytest.mark.parametrize("path,method,allow", [
-    ("/productpage", "POST", "GET, HEAD"), ("/productpage", "DELETE", "GET, HEAD"),
-    ("/productpage", "OPTIONS", "GET, HEAD"), ("/health", "PUT", "GET, HEAD"),
-    ("/login", "GET", "POST"), ("/login", "HEAD", "POST"), ("/logout", "POST", "GET, HEAD"),
-    ("/api/v1/products/0", "PATCH", "GET, HEAD"), ("/metrics", "BREW", "GET, HEAD"),
-    ("/static/productpage.css", "POST", "GET, HEAD"),
-])
+@pytest.mark.parametrize(
+    "path,method,allow",
+    [
+        ("/productpage", "POST", "GET, HEAD"),
+        ("/productpage", "DELETE", "GET, HEAD"),
+        ("/productpage", "OPTIONS", "GET, HEAD"),
+        ("/health", "PUT", "GET, HEAD"),
+        ("/login", "GET", "POST"),
+        ("/login", "HEAD", "POST"),
+        ("/logout", "POST", "GET, HEAD"),
+        ("/api/v1/products/0", "PATCH", "GET, HEAD"),
+        ("/metrics", "BREW", "GET, HEAD"),
+        ("/static/productpage.css", "POST", "GET, HEAD"),
+    ],
+)
 def test_known_path_wrong_method_is_json_405_with_allow(service, path, method, allow):
     status, headers, body = service.request(method, path)
     assert status == 405
@@ -156,8 +189,9 @@ def test_known_path_wrong_method_is_json_405_with_allow(service, path, method, a
     assert body == (b"" if method == "HEAD" else b'{"error":"method not allowed"}')
 
 
-@pytest.mark.parametrize("path", ["/productpage", "/health", "/api/v1/products",
-                                  "/static/productpage.css", "/nope"])
+@pytest.mark.parametrize(
+    "path", ["/productpage", "/health", "/api/v1/products", "/static/productpage.css", "/nope"]
+)
 def test_head_answers_like_get_without_a_body(service, path):
     conn = service.connection()
     conn.request("GET", path)
@@ -183,11 +217,23 @@ def test_static_files(service):
     assert (status, body) == (404, b'{"error":"not found"}')
 
 
-@pytest.mark.parametrize("path", ["/static//etc/passwd", "/static//productpage.css",
-                                  "/static///etc/passwd", "//productpage", "//static/book.svg",
-                                  "/api/v1/products//reviews", "/api/v1//products",
-                                  "/api/v1/products/0/", "/productpage/", "/health//",
-                                  "/static/%2e%2e/app.py", "/static/..%2fapp.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static//etc/passwd",
+        "/static//productpage.css",
+        "/static///etc/passwd",
+        "//productpage",
+        "//static/book.svg",
+        "/api/v1/products//reviews",
+        "/api/v1//products",
+        "/api/v1/products/0/",
+        "/productpage/",
+        "/health//",
+        "/static/%2e%2e/app.py",
+        "/static/..%2fapp.py",
+    ],
+)
 @pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "POST"])
 def test_non_canonical_paths_are_json_404_never_a_redirect(service, path, method):
     status, headers, body = service.request(method, path, headers={"Host": "evil.example"})

@@ -2,8 +2,8 @@
 connections, exit 0 within SHUTDOWN_TIMEOUT_SECONDS."""
 
 import json
-import socket
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -24,8 +24,11 @@ def in_flight(svc, path):
             conn = svc.connection(timeout=15)
             conn.request("GET", path)
             response = conn.getresponse()
-            result.update(status=response.status, body=response.read(),
-                          connection=response.headers["Connection"])
+            result.update(
+                status=response.status,
+                body=response.read(),
+                connection=response.headers["Connection"],
+            )
         except OSError as err:
             result.update(error=err)
 
@@ -87,10 +90,17 @@ def test_shutdown_timeout_bounds_the_drain(start_service, backends):
 def test_sigterm_while_workers_boot_is_not_lost():
     """A worker inherits the master's handlers at fork; a SIGTERM it gets
     before setting its own must still stop it (else: wait for the timeout)."""
-    svc_env = base_env({"PORT": str(free_port()), "LISTEN_ADDRESS": "127.0.0.1",
-                        "WEB_CONCURRENCY": "2", "SHUTDOWN_TIMEOUT_SECONDS": "10"})
-    proc = subprocess.Popen([str(SERVE)], env=svc_env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    svc_env = base_env(
+        {
+            "PORT": str(free_port()),
+            "LISTEN_ADDRESS": "127.0.0.1",
+            "WEB_CONCURRENCY": "2",
+            "SHUTDOWN_TIMEOUT_SECONDS": "10",
+        }
+    )
+    proc = subprocess.Popen(
+        [str(SERVE)], env=svc_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     wait_for(lambda: children.exists() and len(children.read_text().split()) == 2, timeout=20)
     signalled = time.monotonic()

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from fakes import FakeBackend, RawServer
-from productpage.upstream import UpstreamError, get, pool as backend_pool
+from productpage.upstream import UpstreamError, get
+from productpage.upstream import pool as backend_pool
 
 
 @pytest.fixture
@@ -29,8 +30,9 @@ class Upstream:
 
 
 def pool(port, keepalive=True, max_requests=100, nodelay=True, timeout=2.0):
-    return Upstream(port=port, keepalive=keepalive, max_requests=max_requests,
-                    nodelay=nodelay, timeout=timeout)
+    return Upstream(
+        port=port, keepalive=keepalive, max_requests=max_requests, nodelay=nodelay, timeout=timeout
+    )
 
 
 def test_connections_are_reused_and_retired_after_max_requests(peer):
@@ -123,16 +125,27 @@ class Canned(RawServer):
                     return
 
 
-@pytest.mark.parametrize("raw,body,reused", [
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", b"hello", True),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-     b"3;ext=1\r\nhel\r\n2\r\nlo\r\n0\r\nTrailer: x\r\n\r\n", b"hello", True),
-    (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok", b"ok", True),
-    (b"HTTP/1.1 204 No Content\r\n\r\n", b"", True),
-    (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", b"ok", False),
-    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", b"ok", False),
-    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", b"ok", True),
-])
+@pytest.mark.parametrize(
+    "raw,body,reused",
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", b"hello", True),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"3;ext=1\r\nhel\r\n2\r\nlo\r\n0\r\nTrailer: x\r\n\r\n",
+            b"hello",
+            True,
+        ),
+        (
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
+            b"ok",
+            True,
+        ),
+        (b"HTTP/1.1 204 No Content\r\n\r\n", b"", True),
+        (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", b"ok", False),
+        (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", b"ok", False),
+        (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", b"ok", True),
+    ],
+)
 def test_response_framings(raw, body, reused):
     server = Canned([raw])
     upstream = pool(server.port)
@@ -148,11 +161,14 @@ def test_body_delimited_by_close():
     server.close()
 
 
-@pytest.mark.parametrize("raw", [
-    b"garbage\r\n\r\n",
-    b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
-    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"garbage\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    ],
+)
 def test_garbled_response_is_an_error(raw):
     server = Canned([raw], close_after=True)
     with pytest.raises(UpstreamError):

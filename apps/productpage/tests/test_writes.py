@@ -22,8 +22,13 @@ def read_response(sock) -> bytes:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536)
     head, body = data.split(b"\r\n\r\n", 1)
-    length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:")))
+    length = int(
+        next(
+            line.split(b":", 1)[1]
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+    )
     while len(body) < length:
         body += sock.recv(65536)
     return head

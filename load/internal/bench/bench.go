@@ -1,5 +1,6 @@
 // Package bench is `bookload bench` (`make bench`): the performance suite.
-// It starts a tuned and a legacy local stack on free port bases,
+// What it runs comes from scenarios/bench-*.yaml and what it judges against
+// from bench/targets.yaml (plan.go, targets.go). It starts a tuned and a legacy local stack on free port bases,
 // measures the loopback floor (fortio's echo server, in-process), each
 // service alone and the full page (tuned vs legacy, interleaved, repeated;
 // fortio's default burst arrival and the uniform one), the full page over the
@@ -56,6 +57,11 @@ type Config struct {
 	Stdout, Stderr        io.Writer
 	Progress              io.Writer // live progress line; nil for none
 	Before                *Summary  // an earlier bench's summary.json, for the before/after table
+	// Scenarios is the directory of the bench-*.yaml scenarios and Targets
+	// the targets file; "" for scenarios/ and bench/targets.yaml of the repo.
+	Scenarios, Targets string
+	// Plan is what to run and judge; nil reads it from Scenarios and Targets.
+	Plan *Plan
 }
 
 // Timing is how long each kind of measurement runs.
@@ -66,52 +72,9 @@ type Timing struct {
 	Reps, Probes                   int
 }
 
-// BusyRate is the rate at which the leaf services are measured a second time.
-const BusyRate = 1000.0
-
-// busyProfile is the profile name of those measurements.
-var busyProfile = fmt.Sprintf("%grps-10c", BusyRate)
-
-// StackWarmupRate is the full-page rate of the stacks' warm-up.
-const StackWarmupRate = 200.0
-
-// FullTiming is `make bench`: about 13 minutes on the 2-core machine, plus
-// the soak (Config.Soak, 30 minutes by default).
-var FullTiming = Timing{Rep: 5 * time.Second, Warmup: 2 * time.Second, LadderStep: 8 * time.Second, Probe: 30 * time.Second, StackWarmup: 20 * time.Second, SoakSample: 30 * time.Second, Reps: 4, Probes: 4}
-
-// QuickTiming checks that the suite works end to end in about two minutes.
+// QuickTiming checks that the suite works end to end in about two minutes;
+// the full bench's timing comes from the scenario files (Plan.Timing).
 var QuickTiming = Timing{Rep: time.Second, Warmup: 500 * time.Millisecond, LadderStep: time.Second, Probe: 2 * time.Second, StackWarmup: time.Second, SoakSample: 5 * time.Second, Reps: 2, Probes: 2}
-
-// The speed targets the suite judges.
-const (
-	MaxRateP99MS     = 50.0 // a sustained rate keeps p99 under this, with zero errors
-	MaxRateTarget    = 500.0
-	HoldFraction     = 0.98 // achieved rate at least this share of the offered one (compare's warning threshold)
-	CPUPerPageMS     = 2.5  // all services together, at the maximum sustainable rate
-	TotalRSSMB       = 768.0
-	ServiceP50Floors = 2.0 // p50 at most this many echo floors
-	ServiceP999MS    = 5.0
-	PageP50MS        = 5.0
-	PageP99MS        = 20.0
-	LegacyP99Factor  = 5.0
-)
-
-// Ladder is the full page's rate ladder (the published comparisons' profiles).
-var Ladder = []float64{100, 500, 1000, 2000, 4000}
-
-// Service is one measured endpoint.
-type Service struct {
-	Key, Service, Path, Title string
-}
-
-// Alone are the endpoints measured one at a time at 100/10, the full page last.
-var Alone = []Service{
-	{"details", "details", "/details/0", "details"},
-	{"ratings", "ratings", "/ratings/0", "ratings"},
-	{"reviews", "reviews", "/reviews/0", "reviews v2 (calls ratings)"},
-	{"api", "productpage", "/api/v1/products/0", "productpage API route (calls details)"},
-	{"page", "productpage", "/productpage", "full page (details, reviews → ratings)"},
-}
 
 // Measure is one runner.Run with the /proc readings around it.
 type Measure struct {
@@ -149,16 +112,20 @@ type Probe struct {
 	Measure  *Measure
 }
 
-// OK is the max-rate criterion: rate held, zero errors, p99 under 50 ms.
-func (p Probe) OK() bool {
-	return p.Held() && p.Row.Errors == 0 && p.Row.LatencyMS["p99"] < MaxRateP99MS
+// OK is the max-rate criterion: rate held, zero errors, p99 within
+// max_rate_p99_ms.
+func (p Probe) OK(t Targets) bool {
+	return p.Held(t) && p.Row.Errors == 0 && t.T("max_rate_p99_ms").Met(p.Row.LatencyMS["p99"])
 }
 
-// Held says the achieved rate was within 2% of the offered one.
-func (p Probe) Held() bool { return p.Row != nil && p.Row.QPS >= HoldFraction*p.Rate }
+// Held says the achieved rate was within hold_fraction of the offered one.
+func (p Probe) Held(t Targets) bool {
+	return p.Row != nil && t.T("hold_fraction").Met(p.Row.QPS/p.Rate)
+}
 
 // Outcome is everything a bench measured.
 type Outcome struct {
+	Plan              *Plan // what was run and judged
 	Started, Finished time.Time
 	Timing            Timing
 	Stacks            []local.Config
@@ -167,8 +134,8 @@ type Outcome struct {
 	Floor             map[bool]*Measure            // by uniform
 	FloorProcess      map[bool]*Measure            // by uniform: the echo server in a process of its own
 	Alone             map[string]map[bool]*Measure // key -> uniform -> measure (burst: tuned vs legacy; uniform: tuned)
-	AloneBusy         map[string]*Measure          // key -> tuned, uniform, at BusyRate over 10 connections
-	Framework         map[string]*Measure          // service -> its /health, tuned, uniform, at BusyRate (framework.go)
+	AloneBusy         map[string]*Measure          // key -> tuned, uniform, at the endpoint's busy profile
+	Framework         map[string]*Measure          // service -> its /health, tuned, uniform, at bench-framework.yaml's rate (framework.go)
 	PageBusy          *Measure                     // the full page at PageRate, tuned, uniform
 	Before            *Summary                     // an earlier bench to set beside this one, if given
 	Ladder            []Probe
@@ -184,9 +151,19 @@ type Outcome struct {
 
 // Run runs the whole suite; the stacks are stopped on every way out.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
-	tm := FullTiming
+	plan := cfg.Plan
+	if plan == nil {
+		var err error
+		if plan, err = LoadPlanFor(cfg); err != nil {
+			return nil, err
+		}
+	}
+	tm := plan.Timing
 	if cfg.Quick {
 		tm = QuickTiming
+	}
+	if cfg.Soak < 0 {
+		cfg.Soak = plan.Soak.Duration.Std()
 	}
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join("results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
@@ -194,7 +171,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, err
 	}
-	o := &Outcome{Started: time.Now(), Timing: tm, LoadStart: loadAvg(),
+	o := &Outcome{Plan: plan, Started: time.Now(), Timing: tm, LoadStart: loadAvg(),
 		Floor: map[bool]*Measure{}, FloorProcess: map[bool]*Measure{}, Alone: map[string]map[bool]*Measure{},
 		AloneBusy: map[string]*Measure{}, Framework: map[string]*Measure{}, Before: cfg.Before}
 	b := &bench{cfg: cfg, tm: tm, o: o}
@@ -303,8 +280,9 @@ func (b *bench) all(ctx context.Context) error {
 	// their caches; none of it is the steady state the tables describe.
 	if b.tm.StackWarmup > 0 {
 		for _, st := range []string{"tuned", "legacy"} {
-			b.logf("warming up the %s stack: full page at %g RPS for %v (not recorded)", st, StackWarmupRate, b.tm.StackWarmup)
-			s := b.scenario("bench-warmup", "productpage", "/productpage", true, profile(StackWarmupRate, conns(StackWarmupRate), b.tm.StackWarmup))
+			w := b.o.Plan.StackWarmup
+			b.logf("warming up the %s stack: full page at %g RPS for %v (not recorded)", st, w.QPS, b.tm.StackWarmup)
+			s := b.scenario("bench-warmup", "productpage", "/productpage", true, profile(w.QPS, w.Connections, b.tm.StackWarmup))
 			if _, err := (&fortioengine.Engine{}).Run(ctx, engine.Request{Scenario: s, Profile: s.Profiles[0], Target: b.targetOf(st, "productpage")}, nil); err != nil {
 				return fmt.Errorf("warming up the %s stack: %w", st, err)
 			}
@@ -314,7 +292,7 @@ func (b *bench) all(ctx context.Context) error {
 	b.speed("after the warm-up")
 	// Floor: fortio's echo server, in this process.
 	for _, uniform := range []bool{false, true} {
-		s := b.scenario("bench-floor", "echo", "/echo", uniform, profile(100, 10, b.tm.Rep))
+		s := b.scenario("bench-floor", "echo", "/echo", uniform, b.base())
 		s.Description = "floor: fortio's echo server (in-process, loopback) " + pattern(uniform)
 		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: b.echo}})
 		if err != nil {
@@ -332,8 +310,8 @@ func (b *bench) all(ctx context.Context) error {
 	// (fortio's default, the published tables' pattern), then tuned alone with
 	// uniform arrival (per-request latency without the burst's queue).
 	for _, uniform := range []bool{false, true} {
-		for _, a := range Alone {
-			s := b.scenario("bench-"+a.Key, a.Service, a.Path, uniform, profile(100, 10, b.tm.Rep))
+		for _, a := range b.o.Plan.Alone {
+			s := b.scenario("bench-"+a.Key, a.Service, a.Path, uniform, b.base())
 			s.Description = a.Title + ", " + pattern(uniform)
 			targets := []loadtarget.Target{b.targetOf("legacy", a.Service), b.targetOf("tuned", a.Service)}
 			if uniform {
@@ -351,9 +329,12 @@ func (b *bench) all(ctx context.Context) error {
 	}
 	// The leaf services again at ten times the rate: the same requests, but
 	// the processes no longer sleep between them (see the analysis).
-	for _, a := range Alone[:3] {
-		s := b.scenario("bench-"+a.Key+"-busy", a.Service, a.Path, true, profile(BusyRate, 10, b.tm.Rep))
-		s.Description = fmt.Sprintf("%s at %g RPS, %s", a.Title, BusyRate, pattern(true))
+	for _, a := range b.o.Plan.Alone {
+		if a.Busy == nil || a.Key == "page" {
+			continue // the page's busy rate is measured with the framework floor
+		}
+		s := b.scenario("bench-"+a.Key+"-busy", a.Service, a.Path, true, profile(a.Busy.QPS, a.Busy.Connections, b.tm.Rep))
+		s.Description = fmt.Sprintf("%s at %g RPS, %s", a.Title, a.Busy.QPS, pattern(true))
 		m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", a.Service)})
 		if err != nil {
 			return err
@@ -404,11 +385,14 @@ func (b *bench) floorProcess(ctx context.Context) error {
 	}()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		return fmt.Errorf("bookload echo did not report its address (got %q, stderr %q): %v", line, stderr.String(), err)
+	if err != nil {
+		return fmt.Errorf("bookload echo did not report its address (got %q, stderr %q): %w", line, stderr.String(), err)
+	}
+	if !ok {
+		return fmt.Errorf("bookload echo did not report its address (got %q, stderr %q)", line, stderr.String())
 	}
 	for _, uniform := range []bool{false, true} {
-		s := b.scenario("bench-floor-process", "echo", "/echo", uniform, profile(100, 10, b.tm.Rep))
+		s := b.scenario("bench-floor-process", "echo", "/echo", uniform, b.base())
 		s.Description = "fortio's echo server in a separate process (loopback) " + pattern(uniform)
 		cpu0 := groupUsage(cmd.Process.Pid).CPU
 		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: url}})
@@ -425,15 +409,16 @@ func (b *bench) floorProcess(ctx context.Context) error {
 // target no longer holds the rate (it then leaves the ladder).
 func (b *bench) ladder(ctx context.Context) error {
 	active := []string{"legacy", "tuned"}
-	for _, rate := range Ladder {
+	for _, rung := range b.o.Plan.Ladder {
 		if len(active) == 0 {
 			break
 		}
+		rate := rung.QPS
 		var targets []loadtarget.Target
 		for _, p := range active {
 			targets = append(targets, b.targetOf(p, "productpage"))
 		}
-		pr := profile(rate, conns(rate), b.tm.LadderStep)
+		pr := profile(rate, rung.Connections, b.tm.LadderStep)
 		s := b.scenario("bench-page-ladder", "productpage", "/productpage", false, pr)
 		s.Description = "full page over the ladder, " + pattern(false)
 		s.Repetitions = 1
@@ -445,7 +430,7 @@ func (b *bench) ladder(ctx context.Context) error {
 		for _, p := range active {
 			probe := Probe{Rate: rate, Conns: pr.Connections, Duration: b.tm.LadderStep, Target: p, Row: m.Row(pr.Name, p), Measure: m}
 			b.o.Ladder = append(b.o.Ladder, probe)
-			if probe.Held() && probe.Row.Errors == 0 {
+			if probe.Held(b.o.Plan.Targets) && probe.Row.Errors == 0 {
 				still = append(still, p)
 			}
 		}
@@ -455,20 +440,20 @@ func (b *bench) ladder(ctx context.Context) error {
 }
 
 // maxRate searches the highest full-page rate the tuned stack holds for a
-// whole probe (30 s) with zero errors and p99 under 50 ms, with uniform
-// arrival (a burst of rate/10 simultaneous pages every 100 ms would measure
-// the burst's queue, not the capacity) over rate/10 connections as on the
-// ladder. It starts at the target (1000 RPS), then moves up (towards the
-// first ladder rung not held, or double) or down by bisection on a 50 RPS
-// grid: at most Timing.Probes probes.
+// whole probe (bench-maxrate.yaml's duration) with zero errors and p99 within
+// max_rate_p99_ms, with uniform arrival (a burst of rate/10 simultaneous
+// pages every 100 ms would measure the burst's queue, not the capacity) over
+// rate/10 connections as on the ladder. It starts at bench-maxrate.yaml's
+// rate, then moves up (towards the first ladder rung not held, or double) or
+// down by bisection on a 50 RPS grid: at most Timing.Probes probes.
 func (b *bench) maxRate(ctx context.Context) error {
 	lo, hi := 0.0, math.Inf(1)
 	for _, p := range b.o.Ladder {
-		if p.Target == "tuned" && !p.Held() && math.IsInf(hi, 1) {
+		if p.Target == "tuned" && !p.Held(b.o.Plan.Targets) && math.IsInf(hi, 1) {
 			hi = p.Rate
 		}
 	}
-	next := MaxRateTarget
+	next := b.o.Plan.MaxRate.QPS
 	if next >= hi {
 		next = grid(hi / 2)
 	}
@@ -476,7 +461,7 @@ func (b *bench) maxRate(ctx context.Context) error {
 		b.speed(fmt.Sprintf("before the %g RPS probe", next))
 		pr := profile(next, conns(next), b.tm.Probe)
 		s := b.scenario("bench-page-maxrate", "productpage", "/productpage", true, pr)
-		s.Description = fmt.Sprintf("maximum sustainable full-page rate: held %v with zero errors and p99 < %.0f ms, %s", b.tm.Probe, MaxRateP99MS, pattern(true))
+		s.Description = fmt.Sprintf("maximum sustainable full-page rate: held %v with zero errors and p99 %s ms, %s", b.tm.Probe, b.o.Plan.Targets.T("max_rate_p99_ms").Text(), pattern(true))
 		s.Repetitions = 1
 		m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", "productpage")})
 		if err != nil {
@@ -484,7 +469,7 @@ func (b *bench) maxRate(ctx context.Context) error {
 		}
 		probe := Probe{Rate: next, Conns: pr.Connections, Duration: b.tm.Probe, Target: "tuned", Row: m.Row(pr.Name, "tuned"), Measure: m}
 		b.o.MaxRate = append(b.o.MaxRate, probe)
-		if probe.OK() {
+		if probe.OK(b.o.Plan.Targets) {
 			lo = next
 		} else {
 			hi = next
@@ -507,13 +492,63 @@ func (b *bench) maxRate(ctx context.Context) error {
 // MaxSustained is the highest probe that met the criterion, 0 if none.
 func (o *Outcome) MaxSustained() (best float64, lowestFail float64) {
 	for _, p := range o.MaxRate {
-		if p.OK() {
+		if p.OK(o.Plan.Targets) {
 			best = math.Max(best, p.Rate)
 		} else if lowestFail == 0 || p.Rate < lowestFail {
 			lowestFail = p.Rate
 		}
 	}
 	return best, lowestFail
+}
+
+// base is the endpoints' base profile (bench-details.yaml's first), at this
+// bench's repetition length; the floor runs at it too.
+func (b *bench) base() scenario.Profile {
+	pr := b.o.Plan.Alone[0].Base
+	return profile(pr.QPS, pr.Connections, b.tm.Rep)
+}
+
+// LoadPlanFor reads the plan from cfg's files, or the repository's.
+func LoadPlanFor(cfg Config) (*Plan, error) {
+	dir, targets := cfg.Scenarios, cfg.Targets
+	if dir == "" || targets == "" {
+		root, err := planRoot()
+		if err != nil {
+			return nil, fmt.Errorf("finding scenarios/ and bench/targets.yaml: %w", err)
+		}
+		if dir == "" {
+			dir = filepath.Join(root, "scenarios")
+		}
+		if targets == "" {
+			targets = filepath.Join(root, "bench", "targets.yaml")
+		}
+	}
+	return LoadPlan(dir, targets)
+}
+
+// planRoot is the checkout whose bench files apply: the first parent of the
+// working directory, else of the executable, holding bench/targets.yaml.
+// Not BOOKINFO_ROOT: that names the apps to measure, which may be an older
+// checkout measured by this bench for a before/after table.
+func planRoot() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "bench", "targets.yaml")); err == nil {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return "", errors.New("no bench/targets.yaml in the working directory or above it, nor above bookload: run bookload bench inside the checkout, or give --scenarios and --targets")
 }
 
 func grid(r float64) float64 { return math.Round(r/50) * 50 }
@@ -668,16 +703,4 @@ func freeBases(tuned, legacy int) (int, int, error) {
 		return 0, 0, fmt.Errorf("port bases %d and %d overlap: each stack takes %d ports", tuned, legacy, len(local.Services))
 	}
 	return tuned, legacy, nil
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := bytesFields(b)
-	if len(f) < 3 {
-		return "?"
-	}
-	return f[0] + " " + f[1] + " " + f[2]
 }

@@ -89,11 +89,11 @@ func TestProbeCriterion(t *testing.T) {
 		{Probe{Rate: 1000}, false},                        // no row
 	}
 	for i, c := range cases {
-		if c.p.OK() != c.want {
+		if c.p.OK(repoPlan().Targets) != c.want {
 			t.Errorf("case %d: OK = %v, want %v", i, !c.want, c.want)
 		}
 	}
-	o := &Outcome{MaxRate: []Probe{cases[0].p, {Rate: 1500, Row: row(1200, 0, 300)}, {Rate: 1250, Row: row(1249, 0, 20)}}}
+	o := &Outcome{Plan: repoPlan(), MaxRate: []Probe{cases[0].p, {Rate: 1500, Row: row(1200, 0, 300)}, {Rate: 1250, Row: row(1249, 0, 20)}}}
 	if best, fail := o.MaxSustained(); best != 1250 || fail != 1500 {
 		t.Errorf("max sustained %v, lowest failing %v; want 1250 and 1500", best, fail)
 	}
@@ -101,11 +101,13 @@ func TestProbeCriterion(t *testing.T) {
 
 // TestWriteIncomplete: an interrupted bench still writes a readable file.
 func TestWriteIncomplete(t *testing.T) {
-	o := &Outcome{Started: time.Now(), Finished: time.Now(), Timing: QuickTiming,
+	o := &Outcome{Plan: repoPlan(), Started: time.Now(), Finished: time.Now(), Timing: QuickTiming,
 		Stacks: []local.Config{{PortBase: 20080, Profile: "tuned"}, {PortBase: 20180, Profile: "legacy"}},
 		Notes:  []string{"INCOMPLETE: interrupted"}}
 	var b bytes.Buffer
-	Write(&b, o, Config{Command: "bookload bench", Out: "results/bench-x", Quick: true})
+	if err := Write(&b, o, Config{Command: "bookload bench", Out: "results/bench-x", Quick: true}); err != nil {
+		t.Fatal(err)
+	}
 	out := b.String()
 	for _, want := range []string{"# Benchmarks", "bookload bench", "## Targets", "INCOMPLETE: interrupted", "QUICK RUN"} {
 		if !strings.Contains(out, want) {

@@ -13,47 +13,62 @@ import (
 
 // The framework floor: each service's framework serving a constant body
 // (the service's own /health, through the same server, worker model,
-// routing and metrics middleware as every other route), measured at
-// BusyRate so idle wake-ups do not dominate. A service route costs the
-// floor plus what the service does; the target allows FrameworkFactor
-// floors per request for that work, and one more floor per upstream call
-// (the client side of a call parses and writes about what serving one does).
-const (
-	FrameworkFactor = 1.5
-	// PageRate is the rate at which productpage's own CPU per page is read
-	// for that comparison: the maximum sustainable rate the targets ask for.
-	PageRate = 500.0
-)
+// routing and metrics middleware as every other route; bench-framework.yaml),
+// measured at a busy rate so idle wake-ups do not dominate. A service route
+// costs the floor plus what the service does; the target allows
+// framework_factor floors per request for that work, and one more floor per
+// upstream call (the client side of a call parses and writes about what
+// serving one does).
+
+// upstreamCalls is the apps' call graph: what one request of each service's
+// measured route calls (reviews v2 calls ratings; the page calls details and
+// reviews).
+var upstreamCalls = map[string]int{"details": 0, "ratings": 0, "reviews": 1, "productpage": 2}
 
 // Costed is one service route compared with its framework floor.
 type Costed struct {
 	Service, Path, Title string
 	Upstream             int     // upstream calls per request
 	Rate                 float64 // at which the route is measured
+	Profile              string  // the busy profile's name, where its row is
+	Key                  string  // the endpoint (bench-<key>.yaml)
 }
 
-// Routes are the routes set against their framework floor.
-var Routes = []Costed{
-	{"details", "/details/0", "details", 0, BusyRate},
-	{"ratings", "/ratings/0", "ratings", 0, BusyRate},
-	{"reviews", "/reviews/0", "reviews v2 (calls ratings)", 1, BusyRate},
-	{"productpage", "/productpage", "productpage full page (calls details and reviews)", 2, PageRate},
+// Routes are the routes set against their framework floor: every endpoint
+// with a busy profile, one per service.
+func (p *Plan) Routes() []Costed {
+	var out []Costed
+	seen := map[string]bool{}
+	for _, e := range p.Alone {
+		if e.Busy == nil || seen[e.Service] {
+			continue
+		}
+		seen[e.Service] = true
+		out = append(out, Costed{Service: e.Service, Path: e.Path, Title: e.Title, Upstream: upstreamCalls[e.Service],
+			Rate: e.Busy.QPS, Profile: e.Busy.Name, Key: e.Key})
+	}
+	return out
 }
 
 // frameworkFloor measures /health of every service, then productpage's
-// full page at PageRate (the leaf routes at BusyRate are AloneBusy).
+// full page at its busy rate (the leaf routes at theirs are AloneBusy).
 func (b *bench) frameworkFloor(ctx context.Context) error {
-	for _, r := range Routes {
-		s := b.scenario("bench-framework-"+r.Service, r.Service, "/health", true, profile(BusyRate, 10, b.tm.Rep))
-		s.Description = fmt.Sprintf("framework floor: %s /health at %g RPS, %s", r.Service, BusyRate, pattern(true))
+	fw := b.o.Plan.Framework
+	for _, r := range b.o.Plan.Routes() {
+		s := b.scenario("bench-framework-"+r.Service, r.Service, b.o.Plan.HealthPath, true, profile(fw.QPS, fw.Connections, b.tm.Rep))
+		s.Description = fmt.Sprintf("framework floor: %s %s at %g RPS, %s", r.Service, b.o.Plan.HealthPath, fw.QPS, pattern(true))
 		m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", r.Service)})
 		if err != nil {
 			return err
 		}
 		b.o.Framework[r.Service] = m
 	}
-	s := b.scenario("bench-page-busy", "productpage", "/productpage", true, profile(PageRate, conns(PageRate), b.tm.Rep))
-	s.Description = fmt.Sprintf("full page at %g RPS, %s", PageRate, pattern(true))
+	page := b.o.Plan.Endpoint("page")
+	if page == nil || page.Busy == nil {
+		return nil
+	}
+	s := b.scenario("bench-page-busy", "productpage", page.Path, true, profile(page.Busy.QPS, page.Busy.Connections, b.tm.Rep))
+	s.Description = fmt.Sprintf("full page at %g RPS, %s", page.Busy.QPS, pattern(true))
 	m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", "productpage")})
 	if err != nil {
 		return err
@@ -98,11 +113,18 @@ type FrameworkRow struct {
 	FloorP50 Num     `json:"floor_p50_ms"`
 	CPU      Num     `json:"cpu_ms"` // the route: the service's own CPU ms per request
 	P50      Num     `json:"p50_ms"`
+	Factor   float64 `json:"factor"` // framework_factor of bench/targets.yaml
 }
 
-// Allowed is the target: FrameworkFactor floors, plus one floor per upstream call.
+// Allowed is the target: Factor floors, plus one floor per upstream call.
 func (r FrameworkRow) Allowed() float64 {
-	return (FrameworkFactor + float64(r.Upstream)) * float64(r.FloorCPU)
+	return (r.Factor + float64(r.Upstream)) * float64(r.FloorCPU)
+}
+
+// Excess is what the target compares with framework_factor: the route's own
+// CPU in floors, less one floor per upstream call.
+func (r FrameworkRow) Excess() float64 {
+	return float64(r.CPU/r.FloorCPU) - float64(r.Upstream)
 }
 
 // Known says both sides were measured.
@@ -113,14 +135,16 @@ func (r FrameworkRow) Known() bool {
 // FrameworkRows puts each route next to its framework's floor.
 func (o *Outcome) FrameworkRows() []FrameworkRow {
 	var rows []FrameworkRow
-	for _, c := range Routes {
+	fw := o.Plan.Framework
+	floorProfile := profile(fw.QPS, fw.Connections, 0).Name
+	for _, c := range o.Plan.Routes() {
 		f := o.Framework[c.Service]
 		row := FrameworkRow{Service: c.Service, Path: c.Path, Title: c.Title, Upstream: c.Upstream, Rate: c.Rate,
-			FloorCPU: Num(f.cpuPerReq("tuned", c.Service)), FloorP50: Num(lat(f.Row(busyProfile, "tuned"), "p50")),
-			CPU: Num(math.NaN()), P50: Num(math.NaN())}
-		m, prof := o.AloneBusy[c.Service], busyProfile
+			FloorCPU: Num(f.cpuPerReq("tuned", c.Service)), FloorP50: Num(lat(f.Row(floorProfile, "tuned"), "p50")),
+			CPU: Num(math.NaN()), P50: Num(math.NaN()), Factor: o.Plan.Targets.T("framework_factor").Threshold}
+		m, prof := o.AloneBusy[c.Key], c.Profile
 		if c.Service == "productpage" {
-			m, prof = o.PageBusy, fmt.Sprintf("%grps-%dc", PageRate, conns(PageRate))
+			m = o.PageBusy
 		}
 		if m != nil {
 			row.CPU, row.P50 = Num(m.cpuPerReq("tuned", c.Service)), Num(lat(m.Row(prof, "tuned"), "p50"))
@@ -153,13 +177,13 @@ func (o *Outcome) Summarize(apps string) Summary {
 	s := Summary{Started: o.Started.UTC().Format("2006-01-02 15:04"), Apps: apps, Speed: o.Speed, Framework: o.FrameworkRows(),
 		PageP50: nan, PageP99: nan, PageCPU: nan, MaxRateCPU: nan, RSSMB: map[string]float64{}}
 	if m := o.Alone["page"][true]; m != nil {
-		r := m.Row("100rps-10c", "tuned")
+		r := m.Row(o.baseProfile(), "tuned")
 		s.PageP50, s.PageP99, s.PageCPU = Num(lat(r, "p50")), Num(lat(r, "p99")), Num(m.stackCPUPerReq("tuned"))
 	}
 	best, _ := o.MaxSustained()
 	s.MaxRate = Num(best)
 	for _, p := range o.MaxRate {
-		if p.OK() && p.Rate == best && p.Measure != nil {
+		if p.OK(o.Plan.Targets) && p.Rate == best && p.Measure != nil {
 			s.MaxRateCPU = Num(p.Measure.stackCPUPerReq("tuned"))
 		}
 	}

@@ -22,15 +22,15 @@ func measured(profile, svc string, cpuMS, p50 float64) *Measure {
 }
 
 func frameworkOutcome(reviewsCPU float64) *Outcome {
-	o := &Outcome{Started: time.Now(), Finished: time.Now(), Timing: QuickTiming,
+	o := &Outcome{Plan: repoPlan(), Started: time.Now(), Finished: time.Now(), Timing: QuickTiming,
 		Stacks:    []local.Config{{PortBase: 20080, Profile: "tuned"}, {PortBase: 20180, Profile: "legacy"}},
 		Framework: map[string]*Measure{}, AloneBusy: map[string]*Measure{}}
 	for _, svc := range []string{"details", "ratings", "reviews", "productpage"} {
-		o.Framework[svc] = measured(busyProfile, svc, 0.2, 0.5)
+		o.Framework[svc] = measured("1000rps-10c", svc, 0.2, 0.5)
 	}
-	o.AloneBusy["details"] = measured(busyProfile, "details", 0.25, 0.6)
-	o.AloneBusy["ratings"] = measured(busyProfile, "ratings", 0.35, 0.6)
-	o.AloneBusy["reviews"] = measured(busyProfile, "reviews", reviewsCPU, 1.1)
+	o.AloneBusy["details"] = measured("1000rps-10c", "details", 0.25, 0.6)
+	o.AloneBusy["ratings"] = measured("1000rps-10c", "ratings", 0.35, 0.6)
+	o.AloneBusy["reviews"] = measured("1000rps-10c", "reviews", reviewsCPU, 1.1)
 	// productpage not measured at PageRate: its row stays unknown.
 	return o
 }
@@ -54,7 +54,9 @@ func TestFrameworkAllowance(t *testing.T) {
 		met     string
 	}{{0.45, "yes"}, {0.55, "no"}} {
 		var b bytes.Buffer
-		Write(&b, frameworkOutcome(c.reviews), Config{Command: "bookload bench", Out: "results/x", Quick: true})
+		if err := Write(&b, frameworkOutcome(c.reviews), Config{Command: "bookload bench", Out: "results/x", Quick: true}); err != nil {
+			panic(err)
+		}
 		out := b.String()
 		if !strings.Contains(out, "## Framework floor") {
 			t.Fatalf("no framework floor table:\n%s", out)
@@ -90,13 +92,15 @@ func TestSummaryBeforeAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Apps != "abc123" || len(got.Framework) != len(Routes) || !math.IsNaN(float64(got.PageP50)) || !math.IsNaN(float64(got.Framework[3].CPU)) {
+	if got.Apps != "abc123" || len(got.Framework) != len(repoPlan().Routes()) || !math.IsNaN(float64(got.PageP50)) || !math.IsNaN(float64(got.Framework[3].CPU)) {
 		t.Errorf("summary after a round trip: %+v", got)
 	}
 	o := frameworkOutcome(0.45)
 	o.Before = &got
 	var b bytes.Buffer
-	Write(&b, o, Config{Command: "bookload bench", Out: "results/x", Quick: true})
+	if err := Write(&b, o, Config{Command: "bookload bench", Out: "results/x", Quick: true}); err != nil {
+		panic(err)
+	}
 	line := lineWith(b.String(), "| reviews `/reviews/0` at 1000 RPS: own CPU ms/req")
 	if !strings.Contains(line, "| 0.900 | 0.450 | 0.50× |") {
 		t.Errorf("before/after row %q, want 0.900 -> 0.450 (0.50×)", line)

@@ -12,17 +12,13 @@ import (
 )
 
 // The soak: the tuned stack's full page at a fixed, uniform rate for a long
-// time (Config.Soak, `bookload bench --soak`, 30 minutes by default), with
-// the resident memory of every service sampled at a fixed interval. A leak
-// shows as a slope: the least-squares line through the samples, in MB per
-// 10 minutes, must stay below SoakSlopeMB for every service.
-const (
-	SoakRate    = 200.0
-	SoakSlopeMB = 4.0 // MB per 10 min per service: a leak at this pace is ~0.6 GB a day
-	// DefaultSoak is the soak of the full bench; QuickSoak that of --quick.
-	DefaultSoak = 30 * time.Minute
-	QuickSoak   = 30 * time.Second
-)
+// time (bench-soak.yaml; `bookload bench --soak` overrides its duration),
+// with the resident memory of every service sampled at a fixed interval. A
+// leak shows as a slope: the least-squares line through the samples, in MB
+// per 10 minutes, must meet soak_rss_slope_mb for every service.
+
+// QuickSoak is the soak of --quick.
+const QuickSoak = 30 * time.Second
 
 // SoakSample is one reading of every tuned service's RSS.
 type SoakSample struct {
@@ -99,7 +95,7 @@ func soakInterval(d, every time.Duration) time.Duration {
 	return max(every, time.Second)
 }
 
-// soak runs the full page at SoakRate on the tuned stack for cfg.Soak
+// soak runs the full page at bench-soak.yaml's rate on the tuned stack for cfg.Soak
 // (uniform arrival, one repetition) while sampling every service's RSS.
 // The samples start with measure's short warm-up at the same rate.
 func (b *bench) soak(ctx context.Context) error {
@@ -107,10 +103,11 @@ func (b *bench) soak(ctx context.Context) error {
 	if d <= 0 {
 		return nil
 	}
-	so := &Soak{Duration: d, Interval: soakInterval(d, b.tm.SoakSample), Rate: SoakRate, Conns: conns(SoakRate)}
+	sp := b.o.Plan.Soak
+	so := &Soak{Duration: d, Interval: soakInterval(d, b.tm.SoakSample), Rate: sp.QPS, Conns: sp.Connections}
 	b.o.Soak = so
-	s := b.scenario("bench-soak", "productpage", "/productpage", true, profile(SoakRate, so.Conns, d))
-	s.Description = fmt.Sprintf("soak: full page at %g RPS for %v, RSS every %v, %s", SoakRate, d, so.Interval, pattern(true))
+	s := b.scenario("bench-soak", "productpage", "/productpage", true, profile(so.Rate, so.Conns, d))
+	s.Description = fmt.Sprintf("soak: full page at %g RPS for %v, RSS every %v, %s", so.Rate, d, so.Interval, pattern(true))
 	s.Repetitions = 1
 
 	groups := b.groups["tuned"]
@@ -155,7 +152,8 @@ func (b *bench) soak(ctx context.Context) error {
 // soakVerdict is the soak's line in the targets table.
 func (o *Outcome) soakVerdict() verdict {
 	so := o.Soak
-	v := verdict{target: fmt.Sprintf("soak: RSS slope < %g MB per 10 min for every service (full page at %g RPS, uniform)", SoakSlopeMB, SoakRate)}
+	t := o.Plan.Targets.T("soak_rss_slope_mb")
+	v := verdict{target: fmt.Sprintf("soak: RSS slope %s MB per 10 min for every service (full page at %g RPS, uniform)", t.Text(), o.Plan.Soak.QPS)}
 	if !so.Known() {
 		v.measured = "not run (`--soak 0`) or fewer than three samples"
 		return v
@@ -165,7 +163,7 @@ func (o *Outcome) soakVerdict() verdict {
 	for _, svc := range local.Services {
 		sl := so.Slope(svc)
 		parts = append(parts, fmt.Sprintf("%s %+.2f", svc, sl))
-		if !(sl < SoakSlopeMB) {
+		if !t.Met(sl) {
 			v.met = false
 			over = append(over, svc)
 		}
@@ -179,26 +177,31 @@ func (o *Outcome) soakVerdict() verdict {
 	return v
 }
 
-// writeSoak writes the soak's section of BENCHMARKS.md.
-func writeSoak(p func(string, ...any), o *Outcome) {
+// soakView is the soak's section of BENCHMARKS.md.
+type soakView struct {
+	Run                bool
+	Rate               float64
+	Conns              int
+	Duration, Interval time.Duration
+	Bound, Load, Which string
+	Rows, Samples      [][]string
+}
+
+func (o *Outcome) soakView() soakView {
 	so := o.Soak
-	p("\n## Soak (tuned, full page at %g RPS, uniform arrival)\n\n", SoakRate)
+	t := o.Plan.Targets.T("soak_rss_slope_mb")
+	v := soakView{Rate: o.Plan.Soak.QPS, Bound: t.Value()}
 	if so == nil {
-		p("Not run (`bookload bench --soak 0`).\n")
-		return
+		return v
 	}
-	p("The full page at %g RPS over %d connections for %v (one run, after everything above), the resident set (VmRSS, summed over each service's process group) read every %v.\n",
-		so.Rate, so.Conns, so.Duration, so.Interval)
-	p("Slope: the least-squares line through the samples, in MB per 10 minutes; the bound is %g MB per 10 min for each service (a leak at that pace is about 0.6 GB a day).\n\n", SoakSlopeMB)
-	if r := so.Measure.Row(fmt.Sprintf("%grps-%dc", so.Rate, so.Conns), "tuned"); r != nil {
-		p("Load: achieved %.1f RPS, %d errors, p50 %s ms, p99 %s ms, p99.9 %s ms; all services %s ms CPU per page.\n\n",
+	v.Run, v.Rate, v.Conns, v.Duration, v.Interval = true, so.Rate, so.Conns, so.Duration, so.Interval
+	if r := so.Measure.Row(profile(so.Rate, so.Conns, 0).Name, "tuned"); r != nil {
+		v.Load = fmt.Sprintf("Load: achieved %.1f RPS, %d errors, p50 %s ms, p99 %s ms, p99.9 %s ms; all services %s ms CPU per page.",
 			r.QPS, r.Errors, ms(r.LatencyMS["p50"]), ms(r.LatencyMS["p99"]), ms(r.LatencyMS["p99.9"]), ms(so.Measure.stackCPUPerReq("tuned")))
 	}
 	if !so.Known() {
-		p("Fewer than three samples: no slope.\n")
-		return
+		return v
 	}
-	p("| service | RSS at start MB | at end MB | min MB | max MB | slope MB / 10 min | below %g |\n|---|--:|--:|--:|--:|--:|:-:|\n", SoakSlopeMB)
 	for _, svc := range append(append([]string{}, local.Services...), "") {
 		name := svc
 		if svc == "" {
@@ -206,34 +209,35 @@ func writeSoak(p func(string, ...any), o *Outcome) {
 		}
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, smp := range so.Samples {
-			v := float64(so.kB(smp, svc)) / 1024
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			x := float64(so.kB(smp, svc)) / 1024
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
 		first, last := so.Samples[0], so.Samples[len(so.Samples)-1]
 		met := "-"
 		if svc != "" {
 			met = "no"
-			if so.Slope(svc) < SoakSlopeMB {
+			if t.Met(so.Slope(svc)) {
 				met = "**yes**"
 			}
 		}
-		p("| %s | %.1f | %.1f | %.1f | %.1f | %+.2f | %s |\n", name, float64(so.kB(first, svc))/1024, float64(so.kB(last, svc))/1024, lo, hi, so.Slope(svc), met)
+		v.Rows = append(v.Rows, []string{name, fmt.Sprintf("%.1f", float64(so.kB(first, svc))/1024), fmt.Sprintf("%.1f", float64(so.kB(last, svc))/1024),
+			fmt.Sprintf("%.1f", lo), fmt.Sprintf("%.1f", hi), fmt.Sprintf("%+.2f", so.Slope(svc)), met})
 	}
 	// The samples themselves, thinned to about a dozen rows.
 	step := max(1, len(so.Samples)/12)
-	which := "every reading"
+	v.Which = "every reading"
 	if step > 1 {
-		which = fmt.Sprintf("one reading in %d, and the last", step)
+		v.Which = fmt.Sprintf("one reading in %d, and the last", step)
 	}
-	p("\nSamples (MB; %s):\n\n| time | productpage | details | reviews | ratings | all |\n|--:|--:|--:|--:|--:|--:|\n", which)
 	for i, smp := range so.Samples {
 		if i%step != 0 && i != len(so.Samples)-1 {
 			continue
 		}
-		p("| %s |", smp.At.Round(time.Second))
+		cells := []string{smp.At.Round(time.Second).String()}
 		for _, svc := range local.Services {
-			p(" %.1f |", float64(smp.RSSkB[svc])/1024)
+			cells = append(cells, fmt.Sprintf("%.1f", float64(smp.RSSkB[svc])/1024))
 		}
-		p(" %.1f |\n", float64(so.kB(smp, ""))/1024)
+		v.Samples = append(v.Samples, append(cells, fmt.Sprintf("%.1f", float64(so.kB(smp, ""))/1024)))
 	}
+	return v
 }

@@ -39,7 +39,7 @@ func TestSlope(t *testing.T) {
 // grows by perMin[svc] MB per minute from 100 MB, plus wobble MB up and
 // down on alternate samples.
 func soakOf(n int, perMin map[string]float64, wobble float64) *Soak {
-	so := &Soak{Duration: time.Duration(n-1) * 30 * time.Second, Interval: 30 * time.Second, Rate: SoakRate, Conns: conns(SoakRate)}
+	so := &Soak{Duration: time.Duration(n-1) * 30 * time.Second, Interval: 30 * time.Second, Rate: 200, Conns: 20}
 	for i := 0; i < n; i++ {
 		at := time.Duration(i) * 30 * time.Second
 		smp := SoakSample{At: at, RSSkB: map[string]int64{}}
@@ -89,13 +89,15 @@ func TestSoakInterval(t *testing.T) {
 
 // soakOutcome is an Outcome with nothing but a soak.
 func soakOutcome(so *Soak) *Outcome {
-	return &Outcome{Started: time.Now(), Finished: time.Now(), Timing: FullTiming, Soak: so,
+	return &Outcome{Plan: repoPlan(), Started: time.Now(), Finished: time.Now(), Timing: repoPlan().Timing, Soak: so,
 		Stacks: []local.Config{{PortBase: 20080, Profile: "tuned"}, {PortBase: 20180, Profile: "legacy"}}}
 }
 
 func writeMD(o *Outcome) string {
 	var b bytes.Buffer
-	Write(&b, o, Config{Command: "bookload bench", Out: "results/bench-x"})
+	if err := Write(&b, o, Config{Command: "bookload bench", Out: "results/bench-x"}); err != nil {
+		panic(err)
+	}
 	return b.String()
 }
 

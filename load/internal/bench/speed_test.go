@@ -50,10 +50,12 @@ func TestSpeedSpread(t *testing.T) {
 }
 
 func report(o *Outcome) string {
-	o.Started, o.Finished, o.Timing = time.Now(), time.Now(), QuickTiming
+	o.Plan, o.Started, o.Finished, o.Timing = repoPlan(), time.Now(), time.Now(), QuickTiming
 	o.Stacks = []local.Config{{PortBase: 20080, Profile: "tuned"}, {PortBase: 20180, Profile: "legacy"}}
 	var b bytes.Buffer
-	Write(&b, o, Config{Command: "bookload bench", Out: "results/bench-x"})
+	if err := Write(&b, o, Config{Command: "bookload bench", Out: "results/bench-x"}); err != nil {
+		panic(err)
+	}
 	return b.String()
 }
 

@@ -33,7 +33,7 @@ func Down(base int, all bool, grace time.Duration, out io.Writer) error {
 	for _, b := range bases {
 		st, err := loadStack(state, b)
 		if err != nil {
-			return fmt.Errorf("no stack on port base %d (%v); see: bookload local status", b, err)
+			return fmt.Errorf("no stack on port base %d (%w); see: bookload local status", b, err)
 		}
 		if st.supervisorAlive() {
 			_ = syscall.Kill(st.SupervisorPID, syscall.SIGTERM)

@@ -20,7 +20,7 @@ func checkPortFree(port int) error {
 	if owner := portOwner(port); owner != "" {
 		return fmt.Errorf("port %d is already in use by %s", port, owner)
 	}
-	return fmt.Errorf("port %d is already in use (%v)", port, err)
+	return fmt.Errorf("port %d is already in use (%w)", port, err)
 }
 
 // portOwner finds the process listening on port through /proc/net/tcp{,6}

@@ -1,39 +1,32 @@
 package local
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // procStartTime returns the start time of pid in clock ticks since boot
 // (field 22 of /proc/<pid>/stat). Together with the pid it identifies a
 // process across pid reuse, which is how a stale pid file is told apart.
 func procStartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may contain spaces; it ends at the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("malformed /proc stat")
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
 	}
-	fields := strings.Fields(string(b[i+1:]))
-	// fields[0] is field 3 (state); field 22 is fields[19].
-	if len(fields) < 20 {
-		return 0, errors.New("short /proc stat")
-	}
-	if fields[0] == "Z" {
+	if st.State == "Z" {
 		return 0, errors.New("zombie")
 	}
-	return strconv.ParseUint(fields[19], 10, 64)
+	return st.Starttime, nil
 }
 
 // alive reports whether pid is still the process that was started at
@@ -51,19 +44,12 @@ func alive(pid int, startTime uint64) bool {
 // zombies answer kill, and where no init reaps them they would look alive
 // forever.
 func groupAlive(pgid int) bool {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		// After the command: state (field 3), ppid (4), pgrp (5).
-		fields := strings.Fields(string(b[i+1:]))
-		if len(fields) >= 3 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return false
+	}
+	for _, p := range procs {
+		if st, err := p.Stat(); err == nil && st.State != "Z" && st.PGRP == pgid {
 			return true
 		}
 	}

@@ -81,7 +81,7 @@ func (c *Config) ParseSet(s string) error {
 	}
 	svc, name, val := s[:dot], s[dot+1:eq], s[eq+1:]
 	if _, err := Port(0, svc); err != nil {
-		return fmt.Errorf("bad --set %q: %v", s, err)
+		return fmt.Errorf("bad --set %q: %w", s, err)
 	}
 	if c.Set == nil {
 		c.Set = map[string]map[string]string{}

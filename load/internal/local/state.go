@@ -76,7 +76,7 @@ func loadStack(state string, base int) (*StackState, error) {
 	}
 	var s StackState
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %v", stackFile(state, base), err)
+		return nil, fmt.Errorf("%s: %w", stackFile(state, base), err)
 	}
 	return &s, nil
 }

@@ -72,7 +72,7 @@ func Up(ctx context.Context, cfg Config, opts Options) error {
 	}
 	state := StateDir(repo)
 	if err := os.MkdirAll(stackDir(state, cfg.PortBase), 0o755); err != nil {
-		return fmt.Errorf("state directory: %v", err)
+		return fmt.Errorf("state directory: %w", err)
 	}
 	if err := claimBase(state, cfg.PortBase, opts.Out); err != nil {
 		return err
@@ -88,7 +88,7 @@ func Up(ctx context.Context, cfg Config, opts Options) error {
 		}
 		port, _ := Port(cfg.PortBase, svc)
 		if err := checkPortFree(port); err != nil {
-			return fmt.Errorf("%s: %v", svc, err)
+			return fmt.Errorf("%s: %w", svc, err)
 		}
 		toStart = append(toStart, svc)
 	}
@@ -120,7 +120,7 @@ func Up(ctx context.Context, cfg Config, opts Options) error {
 	}
 	if err := st.save(state); err != nil {
 		stopAll()
-		return fmt.Errorf("writing stack file: %v", err)
+		return fmt.Errorf("writing stack file: %w", err)
 	}
 	if err := waitHealthy(ctx, procs, opts.Timeout, sigs); err != nil {
 		stopAll()
@@ -145,7 +145,7 @@ func Up(ctx context.Context, cfg Config, opts Options) error {
 	}
 	stopAll()
 	if died != nil {
-		return fmt.Errorf("%s exited unexpectedly (%v); the stack was stopped. Last lines of %s:\n%s", died.Name, died.err, died.Log, tail(died.Log, 20))
+		return fmt.Errorf("%s exited unexpectedly (%w); the stack was stopped. Last lines of %s:\n%s", died.Name, died.err, died.Log, tail(died.Log, 20))
 	}
 	fmt.Fprintln(opts.Out, "stopped")
 	return nil
@@ -196,7 +196,7 @@ func startService(repo, state, svc string, cfg Config, foreground bool) (*starte
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: starting %s: %v", svc, cmd.Path, err)
+		return nil, fmt.Errorf("%s: starting %s: %w", svc, cmd.Path, err)
 	}
 	port, _ := Port(cfg.PortBase, svc)
 	p := &started{cmd: cmd, exited: make(chan struct{})}
@@ -237,12 +237,12 @@ func waitHealthy(ctx context.Context, procs []*started, timeout time.Duration, s
 		for _, p := range pending {
 			select {
 			case <-p.exited:
-				return fmt.Errorf("%s exited during start (%v). Last lines of %s:\n%s", p.Name, p.err, p.Log, tail(p.Log, 20))
+				return fmt.Errorf("%s exited during start (%w). Last lines of %s:\n%s", p.Name, p.err, p.Log, tail(p.Log, 20))
 			default:
 			}
 			resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/health", p.Port))
 			if err == nil {
-				io.Copy(io.Discard, resp.Body)
+				_, _ = io.Copy(io.Discard, resp.Body) // draining for reuse; the status decides
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
 					continue

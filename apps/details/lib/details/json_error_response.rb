@@ -10,7 +10,8 @@ module Details
   # close"; this keeps all of that and replaces only the HTML page. The
   # server hands WEBrick this class through HTTPServer#create_response.
   class JsonErrorResponse < WEBrick::HTTPResponse
-    def set_error(ex, backtrace = false)
+    # The parameters are WEBrick's own, as HTTPResponse#set_error names them.
+    def set_error(ex, backtrace = false) # rubocop:disable Naming/MethodParameterName, Style/OptionalBooleanParameter
       super
       self.content_type = "application/json"
       self.body = "{\"error\":\"#{reason_phrase.to_s.downcase}\"}"

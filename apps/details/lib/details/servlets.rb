@@ -60,7 +60,7 @@ module Details
       BAD_ID = '{"error":"please provide numeric product id"}'
       # Decimal only, so "010" is ten (upstream's Integer() read it as octal
       # 8), with an optional sign as upstream.
-      NUMERIC_ID = /\A[+-]?[0-9]+\z/.freeze
+      NUMERIC_ID = /\A[+-]?[0-9]+\z/
 
       def do_GET(req, res)
         raw_id = req.path_info.delete_prefix("/")

@@ -29,9 +29,9 @@ module Details
 
     # RFC 3986 host (IP-literal or reg-name, no comma: "a, b" is two Hosts
     # joined) and an optional port.
-    HOST = /\A(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?\z/.freeze
-    DIGITS = /\A[0-9]+\z/.freeze
-    CHUNKED = /\Achunked\z/i.freeze
+    HOST = /\A(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?\z/
+    DIGITS = /\A[0-9]+\z/
+    CHUNKED = /\Achunked\z/i
 
     def initialize(webrick_config, limits)
       super(webrick_config)
@@ -119,17 +119,17 @@ module Details
     HEAD_READ = 8192
     # A control other than HTAB inside a line that ends with CRLF (NUL, CR,
     # VT, ESC, DEL...); the final CR and LF do not count.
-    CTL = /[\x00-\x08\x0a-\x1f\x7f](?!\n?\z)/.freeze
+    CTL = /[\x00-\x08\x0a-\x1f\x7f](?!\n?\z)/
     TOKEN = '[!\#$%&\'*+\-.^_`|~0-9A-Za-z]+'
     # method SP request-target [SP HTTP-version] CRLF; without a version it
     # is HTTP/0.9, which Server#service answers as HTTP/1.0.
-    REQUEST_LINE = %r{\A#{TOKEN} [^\x00-\x20\x7f]+(?: HTTP/[0-9]\.[0-9])?\r\n\z}.freeze
+    REQUEST_LINE = %r{\A#{TOKEN} [^\x00-\x20\x7f]+(?: HTTP/[0-9]\.[0-9])?\r\n\z}
     QUOTED = '"(?:[\t !#-\[\]-~]|\\\\[\t -~])*"'
     # chunk-size [chunk-ext] CRLF, RFC 9112 section 7.1; at most 16 hex
     # digits (the body limit is far below that anyway).
-    CHUNK_SIZE = /\A([0-9A-Fa-f]{1,16})(?:[ \t]*;[ \t]*#{TOKEN}(?:[ \t]*=[ \t]*(?:#{TOKEN}|#{QUOTED}))?)*\r\n\z/.freeze
+    CHUNK_SIZE = /\A([0-9A-Fa-f]{1,16})(?:[ \t]*;[ \t]*#{TOKEN}(?:[ \t]*=[ \t]*(?:#{TOKEN}|#{QUOTED}))?)*\r\n\z/
     # Fields a trailer may not carry (RFC 9110 section 6.5.1).
-    FORBIDDEN_TRAILER = /\A(?:content-length|transfer-encoding|host)[ \t]*:/i.freeze
+    FORBIDDEN_TRAILER = /\A(?:content-length|transfer-encoding|host)[ \t]*:/i
     # The state after the head, by the body StrictRequest found.
     BODY_STATE = { none: :no_body, length: :length, chunked: :chunk_size }.freeze
 
@@ -286,6 +286,7 @@ module Details
     def fill_head
       chunk = @io.read_nonblock(HEAD_READ, exception: false)
       return false if chunk.nil?
+
       if chunk == :wait_readable
         wait
         return true

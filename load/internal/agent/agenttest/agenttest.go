@@ -38,7 +38,7 @@ func Binary(t testing.TB) string {
 		bin = filepath.Join(binDir, "bookload")
 		out, err := exec.Command("go", "build", "-o", bin, "github.com/bookinfo-bench/bookinfo-bench/load/cmd/bookload").CombinedOutput()
 		if err != nil {
-			binErr = fmt.Errorf("go build bookload: %v\n%s", err, out)
+			binErr = fmt.Errorf("go build bookload: %w\n%s", err, out)
 		}
 	})
 	if binErr != nil {

@@ -300,7 +300,7 @@ func TestFortioRESTClientThroughAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") {
 		t.Errorf("fortio UI: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 }

@@ -326,7 +326,7 @@ loop:
 		case <-tick.C:
 			if err := rd.read(&parsed, false); err != nil && !interrupted {
 				_ = cmd.Process.Kill()
-				<-waited
+				<-waited //nolint:errcheck // killed just above: its exit status adds nothing to the output error
 				return nil, fmt.Errorf("k6 output %s: %w", out, err)
 			}
 			if live != nil {
@@ -342,7 +342,7 @@ loop:
 		return nil, fmt.Errorf("k6 was still running %v after it started (duration %s); stopped it%s", budget, req.Profile.Duration, indent(tail.String()))
 	}
 	if waitErr != nil {
-		return nil, fmt.Errorf("k6 %s failed: %v%s", Version, waitErr, indent(tail.String()))
+		return nil, fmt.Errorf("k6 %s failed: %w%s", Version, waitErr, indent(tail.String()))
 	}
 	if err := rd.read(&parsed, true); err != nil {
 		return nil, fmt.Errorf("k6 output %s: %w%s", out, err, indent(tail.String()))

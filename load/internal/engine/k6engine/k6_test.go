@@ -82,8 +82,6 @@ const (
 	AgreementAbs = 1.5 // ms
 )
 
-func within(a, b float64) bool { return withinSlack(a, b, 0) }
-
 // withinSlack widens the absolute tolerance by slack ms.
 func withinSlack(a, b, slack float64) bool {
 	return math.Abs(a-b) <= math.Max(AgreementRel*math.Max(a, b), AgreementAbs+slack)

@@ -80,7 +80,7 @@ func (o *Output) Feed(line []byte) error {
 	}
 	var s sample
 	if err := json.Unmarshal(line, &s); err != nil {
-		return fmt.Errorf("line %d: %v: %s", o.line, err, clip(line))
+		return fmt.Errorf("line %d: %w: %s", o.line, err, clip(line))
 	}
 	if s.Type != "Point" || !wanted[s.Metric] {
 		return nil
@@ -90,7 +90,7 @@ func (o *Output) Feed(line []byte) error {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s.Data.Time)
 	if err != nil {
-		return fmt.Errorf("line %d: %s: bad time: %v", o.line, s.Metric, err)
+		return fmt.Errorf("line %d: %s: bad time: %w", o.line, s.Metric, err)
 	}
 	v := *s.Data.Value
 	if math.IsNaN(v) || v < 0 {

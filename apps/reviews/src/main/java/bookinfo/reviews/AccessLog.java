@@ -6,11 +6,15 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Locale;
 
-/** ACCESS_LOG=true: `<RFC3339 time> reviews <method> <path> <status> <duration ms, 3 decimals>` on stdout. */
+/**
+ * ACCESS_LOG=true: `<RFC3339 time> reviews <method> <path> <status> <duration ms, 3 decimals>` on
+ * stdout.
+ */
 final class AccessLog {
 
     private static final DateTimeFormatter RFC3339 =
-            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", Locale.ROOT).withZone(ZoneOffset.UTC);
+            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", Locale.ROOT)
+                    .withZone(ZoneOffset.UTC);
 
     private final Clock clock;
     private final PrintStream out;
@@ -21,8 +25,15 @@ final class AccessLog {
     }
 
     String line(String method, String path, int status, long nanos) {
-        return String.format(Locale.ROOT, "%s %s %s %s %d %.3f", RFC3339.format(clock.instant()),
-                ReviewsConfig.SERVICE, method, path, status, nanos / 1e6);
+        return String.format(
+                Locale.ROOT,
+                "%s %s %s %s %d %.3f",
+                RFC3339.format(clock.instant()),
+                ReviewsConfig.SERVICE,
+                method,
+                path,
+                status,
+                nanos / 1e6);
     }
 
     void log(String method, String path, int status, long nanos) {

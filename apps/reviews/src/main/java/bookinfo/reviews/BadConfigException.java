@@ -1,13 +1,21 @@
 package bookinfo.reviews;
 
-/** A knob has a value outside the grammar of docs/configuration.md; main turns it into exit status 2. */
+/**
+ * A knob has a value outside the grammar of docs/configuration.md; main turns it into exit status
+ * 2.
+ */
 public final class BadConfigException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
 
     public BadConfigException(String variable, String value, String want) {
         super("invalid " + variable + "=" + quote(value) + ": want " + want);
     }
 
-    /** Go-style %q so blanks and control characters in the bad value stay visible in a one-line message. */
+    /**
+     * Go-style %q so blanks and control characters in the bad value stay visible in a one-line
+     * message.
+     */
     static String quote(String value) {
         StringBuilder out = new StringBuilder(value.length() + 2).append('"');
         for (char c : value.toCharArray()) {

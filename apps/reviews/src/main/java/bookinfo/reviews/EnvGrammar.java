@@ -24,10 +24,10 @@ final class EnvGrammar {
             return fallback;
         }
         String word = value.strip().toLowerCase(Locale.ROOT);
-        if (word.equals("true")) {
+        if ("true".equals(word)) {
             return true;
         }
-        if (word.equals("false")) {
+        if ("false".equals(word)) {
             return false;
         }
         throw new BadConfigException(name, value, "true or false");
@@ -40,7 +40,9 @@ final class EnvGrammar {
         }
         String digits = value.strip();
         // Only plain decimal digits: Integer.parseInt would also take "+5" and "-0".
-        if (digits.isEmpty() || digits.length() > 10 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (digits.isEmpty()
+                || digits.length() > 10
+                || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
             throw new BadConfigException(name, value, "an integer from " + min + " to " + max);
         }
         long parsed = Long.parseLong(digits);
@@ -57,7 +59,8 @@ final class EnvGrammar {
         }
         String word = value.strip().toLowerCase(Locale.ROOT);
         if (!allowed.contains(word)) {
-            throw new BadConfigException(name, value, "one of " + String.join(", ", allowed.stream().sorted().toList()));
+            throw new BadConfigException(
+                    name, value, "one of " + String.join(", ", allowed.stream().sorted().toList()));
         }
         return word;
     }
@@ -69,7 +72,9 @@ final class EnvGrammar {
             return fallback;
         }
         String host = value.strip();
-        if (host.isEmpty() || host.chars().anyMatch(c -> c <= ' ' || c == '/' || c == '?' || c == '#' || c == '@')) {
+        if (host.isEmpty()
+                || host.chars()
+                        .anyMatch(c -> c <= ' ' || c == '/' || c == '?' || c == '#' || c == '@')) {
             throw new BadConfigException(name, value, "a host name");
         }
         return host;

@@ -27,7 +27,8 @@ class ErrorResponses {
 
     @ExceptionHandler(HttpRequestMethodNotSupportedException.class)
     ResponseEntity<ErrorBody> methodNotAllowed() {
-        return json(HttpStatus.METHOD_NOT_ALLOWED).header(HttpHeaders.ALLOW, ALLOW)
+        return json(HttpStatus.METHOD_NOT_ALLOWED)
+                .header(HttpHeaders.ALLOW, ALLOW)
                 .body(ErrorBody.of(HttpStatus.METHOD_NOT_ALLOWED));
     }
 
@@ -37,7 +38,8 @@ class ErrorResponses {
             return json(known.getStatusCode()).body(ErrorBody.of(known.getStatusCode()));
         }
         log.error("request failed", e);
-        return json(HttpStatus.INTERNAL_SERVER_ERROR).body(ErrorBody.of(HttpStatus.INTERNAL_SERVER_ERROR));
+        return json(HttpStatus.INTERNAL_SERVER_ERROR)
+                .body(ErrorBody.of(HttpStatus.INTERNAL_SERVER_ERROR));
     }
 
     static ResponseEntity.BodyBuilder json(HttpStatusCode status) {

@@ -1,5 +1,4 @@
 package bookinfo.reviews;
 
 /** The GET /health body. */
-record Health(String status) {
-}
+record Health(String status) {}

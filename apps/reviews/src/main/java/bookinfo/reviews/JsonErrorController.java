@@ -11,9 +11,9 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Spring Boot's error page (/error) for errors raised outside Spring MVC's handlers (sendError
- * from Tomcat inside the web application, an exception escaping a filter): the same JSON errors,
- * in place of Boot's BasicErrorController. A direct request for /error is just an unknown path.
+ * Spring Boot's error page (/error) for errors raised outside Spring MVC's handlers (sendError from
+ * Tomcat inside the web application, an exception escaping a filter): the same JSON errors, in
+ * place of Boot's BasicErrorController. A direct request for /error is just an unknown path.
  */
 @RestController
 class JsonErrorController implements ErrorController {
@@ -22,7 +22,8 @@ class JsonErrorController implements ErrorController {
     ResponseEntity<ErrorBody> error(HttpServletRequest request) {
         Object status = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
         if (!(status instanceof Integer code) || code < 400 || code > 599) {
-            return ErrorResponses.json(HttpStatus.NOT_FOUND).body(ErrorBody.of(HttpStatus.NOT_FOUND));
+            return ErrorResponses.json(HttpStatus.NOT_FOUND)
+                    .body(ErrorBody.of(HttpStatus.NOT_FOUND));
         }
         HttpStatusCode statusCode = HttpStatusCode.valueOf(code);
         ResponseEntity.BodyBuilder response = ErrorResponses.json(statusCode);

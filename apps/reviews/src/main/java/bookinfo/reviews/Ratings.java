@@ -15,8 +15,7 @@ record Ratings(Map<String, Integer> starsByReviewer, String color) {
      * What ratings answers, bound by Jackson: {"id":N,"ratings":{"Reviewer1":5,...}}. Other members
      * are ignored; a "ratings" that is not an object fails the binding (ratings unavailable).
      */
-    record Answer(Map<String, JsonNode> ratings) {
-    }
+    record Answer(Map<String, JsonNode> ratings) {}
 
     static Ratings unavailable(String color) {
         return new Ratings(Map.of(), color);
@@ -27,16 +26,20 @@ record Ratings(Map<String, Integer> starsByReviewer, String color) {
             return unavailable(color);
         }
         Map<String, Integer> stars = new HashMap<>();
-        answer.ratings().forEach((reviewer, value) -> {
-            if (value != null && value.isNumber()) {
-                stars.put(reviewer, value.intValue());
-            }
-        });
+        answer.ratings()
+                .forEach(
+                        (reviewer, value) -> {
+                            if (value != null && value.isNumber()) {
+                                stars.put(reviewer, value.intValue());
+                            }
+                        });
         return new Ratings(stars, color);
     }
 
     ProductReviews.Rating rating(String reviewer) {
         Integer stars = starsByReviewer.get(reviewer);
-        return stars == null ? ProductReviews.Rating.UNAVAILABLE : new ProductReviews.Rating(stars, color, null);
+        return stars == null
+                ? ProductReviews.Rating.UNAVAILABLE
+                : new ProductReviews.Rating(stars, color, null);
     }
 }

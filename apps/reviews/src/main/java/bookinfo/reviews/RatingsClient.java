@@ -9,7 +9,10 @@ import org.springframework.stereotype.Component;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestClientException;
 
-/** GET <ratings>/ratings/<id>; any failure (status, body, timeout, network) means every review is unavailable. */
+/**
+ * GET <ratings>/ratings/<id>; any failure (status, body, timeout, network) means every review is
+ * unavailable.
+ */
 @Component
 class RatingsClient {
 
@@ -25,13 +28,17 @@ class RatingsClient {
 
     Ratings fetch(int productId, HttpHeaders incoming) {
         try {
-            ResponseEntity<Ratings.Answer> answer = ratings.get()
-                    .uri("/ratings/{productId}", productId)
-                    .headers(outgoing -> propagate(incoming, outgoing))
-                    .retrieve()
-                    .toEntity(Ratings.Answer.class);
+            ResponseEntity<Ratings.Answer> answer =
+                    ratings.get()
+                            .uri("/ratings/{productId}", productId)
+                            .headers(outgoing -> propagate(incoming, outgoing))
+                            .retrieve()
+                            .toEntity(Ratings.Answer.class);
             if (answer.getStatusCode().value() != 200) {
-                log.debug("ratings answered {} for product {}", answer.getStatusCode().value(), productId);
+                log.debug(
+                        "ratings answered {} for product {}",
+                        answer.getStatusCode().value(),
+                        productId);
                 return Ratings.unavailable(starColor);
             }
             return Ratings.of(answer.getBody(), starColor);

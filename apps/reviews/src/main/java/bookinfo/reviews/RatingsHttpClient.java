@@ -22,10 +22,14 @@ import org.springframework.web.client.RestClient;
 @Configuration(proxyBeanMethods = false)
 class RatingsHttpClient {
 
-    /** Enough pooled connections for every Tomcat worker to have one (server.tomcat.threads.max). */
+    /**
+     * Enough pooled connections for every Tomcat worker to have one (server.tomcat.threads.max).
+     */
     static final int MAX_CONNECTIONS = 1024;
 
-    /** Idle pooled connections are closed after this; ratings (and mesh proxies) keep theirs 60 s. */
+    /**
+     * Idle pooled connections are closed after this; ratings (and mesh proxies) keep theirs 60 s.
+     */
     static final TimeValue MAX_IDLE = TimeValue.ofSeconds(30);
 
     static SocketConfig socketConfig(ReviewsConfig config) {
@@ -41,10 +45,11 @@ class RatingsHttpClient {
                 .setMaxConnTotal(MAX_CONNECTIONS)
                 .setMaxConnPerRoute(MAX_CONNECTIONS)
                 .setDefaultSocketConfig(socketConfig(config))
-                .setDefaultConnectionConfig(ConnectionConfig.custom()
-                        .setConnectTimeout(timeout)
-                        .setSocketTimeout(timeout)
-                        .build())
+                .setDefaultConnectionConfig(
+                        ConnectionConfig.custom()
+                                .setConnectTimeout(timeout)
+                                .setSocketTimeout(timeout)
+                                .build())
                 .build();
     }
 
@@ -53,14 +58,19 @@ class RatingsHttpClient {
         Timeout timeout = Timeout.of(config.ratingsTimeout());
         return HttpClients.custom()
                 .setConnectionManager(connectionManager(config))
-                .setDefaultRequestConfig(RequestConfig.custom()
-                        // 10 s for black stars, 2.5 s otherwise: waiting for a pooled connection and
-                        // for the response (connecting and reading are bounded in ConnectionConfig).
-                        .setConnectionRequestTimeout(timeout)
-                        .setResponseTimeout(timeout)
-                        .build())
+                .setDefaultRequestConfig(
+                        RequestConfig.custom()
+                                // 10 s for black stars, 2.5 s otherwise: waiting for a pooled
+                                // connection and
+                                // for the response (connecting and reading are bounded in
+                                // ConnectionConfig).
+                                .setConnectionRequestTimeout(timeout)
+                                .setResponseTimeout(timeout)
+                                .build())
                 .setConnectionReuseStrategy(
-                        new RetiringReuseStrategy(config.upstreamKeepAlive(), config.upstreamMaxRequestsPerConnection()))
+                        new RetiringReuseStrategy(
+                                config.upstreamKeepAlive(),
+                                config.upstreamMaxRequestsPerConnection()))
                 .setRetryStrategy(new StaleConnectionRetry())
                 .evictIdleConnections(MAX_IDLE)
                 .evictExpiredConnections()
@@ -73,7 +83,9 @@ class RatingsHttpClient {
     }
 
     @Bean
-    RestClient ratingsRestClient(RestClient.Builder builder, CloseableHttpClient ratingsApacheClient,
+    RestClient ratingsRestClient(
+            RestClient.Builder builder,
+            CloseableHttpClient ratingsApacheClient,
             ReviewsConfig config) {
         builder.requestFactory(new HttpComponentsClientHttpRequestFactory(ratingsApacheClient))
                 .baseUrl(config.ratingsBaseUrl());

@@ -19,31 +19,44 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * A servlet filter, first in the chain, that times every request once and records it in Micrometer
- * as the two families every bookinfo service exposes (docs/configuration.md):
- * http_requests_total (a Counter) and http_request_duration_seconds (a Timer whose histogram has
- * exactly the catalogue's buckets, as service-level objectives), tagged method, route, status.
- * With ACCESS_LOG=true it also writes the access log line.
+ * as the two families every bookinfo service exposes (docs/configuration.md): http_requests_total
+ * (a Counter) and http_request_duration_seconds (a Timer whose histogram has exactly the
+ * catalogue's buckets, as service-level objectives), tagged method, route, status. With
+ * ACCESS_LOG=true it also writes the access log line.
  */
 final class RequestObserver extends OncePerRequestFilter {
 
     static final String REQUESTS = "http.requests";
-    static final String REQUESTS_HELP = "HTTP requests served, by method, route pattern and status.";
+    static final String REQUESTS_HELP =
+            "HTTP requests served, by method, route pattern and status.";
     static final String DURATION = "http.request.duration";
-    static final String DURATION_HELP = "Time to serve an HTTP request, by method, route pattern and status.";
+    static final String DURATION_HELP =
+            "Time to serve an HTTP request, by method, route pattern and status.";
 
     static final Duration[] BUCKETS = {
-        millis(0.5), millis(1), millis(2.5), millis(5), millis(10), millis(25), millis(50), millis(100),
-        millis(250), millis(500), millis(1000), millis(2500), millis(5000), millis(10000)};
+        millis(0.5),
+        millis(1),
+        millis(2.5),
+        millis(5),
+        millis(10),
+        millis(25),
+        millis(50),
+        millis(100),
+        millis(250),
+        millis(500),
+        millis(1000),
+        millis(2500),
+        millis(5000),
+        millis(10000)
+    };
 
     /** Anything else is labelled OTHER, so arbitrary method tokens cannot blow up cardinality. */
     private static final Set<String> METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT");
 
-    private record Series(String method, String route, int status) {
-    }
+    private record Series(String method, String route, int status) {}
 
-    private record Meters(Counter requests, Timer duration) {
-    }
+    private record Meters(Counter requests, Timer duration) {}
 
     private final MeterRegistry registry;
     private final AccessLog accessLog;
@@ -64,7 +77,8 @@ final class RequestObserver extends OncePerRequestFilter {
     }
 
     @Override
-    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+    protected void doFilterInternal(
+            HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
         long start = nanoTime.getAsLong();
         inFlight.incrementAndGet();
@@ -75,10 +89,14 @@ final class RequestObserver extends OncePerRequestFilter {
         } finally {
             inFlight.decrementAndGet();
             long nanos = nanoTime.getAsLong() - start;
-            // An exception escaping Spring becomes a 500 from Tomcat, whatever status was set so far.
+            // An exception escaping Spring becomes a 500 from Tomcat, whatever status was set so
+            // far.
             int status = failed ? 500 : response.getStatus();
             String method = METHODS.contains(request.getMethod()) ? request.getMethod() : "OTHER";
-            Meters m = meters.computeIfAbsent(new Series(method, Routes.label(request, status), status), this::register);
+            Meters m =
+                    meters.computeIfAbsent(
+                            new Series(method, Routes.label(request, status), status),
+                            this::register);
             m.requests().increment();
             m.duration().record(nanos, TimeUnit.NANOSECONDS);
             if (accessLog != null) {
@@ -88,11 +106,16 @@ final class RequestObserver extends OncePerRequestFilter {
     }
 
     private Meters register(Series s) {
-        String[] tags = {"method", s.method(), "route", s.route(), "status", Integer.toString(s.status())};
+        String[] tags = {
+            "method", s.method(), "route", s.route(), "status", Integer.toString(s.status())
+        };
         return new Meters(
                 Counter.builder(REQUESTS).description(REQUESTS_HELP).tags(tags).register(registry),
-                Timer.builder(DURATION).description(DURATION_HELP).tags(tags)
-                        .serviceLevelObjectives(BUCKETS).register(registry));
+                Timer.builder(DURATION)
+                        .description(DURATION_HELP)
+                        .tags(tags)
+                        .serviceLevelObjectives(BUCKETS)
+                        .register(registry));
     }
 
     private static Duration millis(double ms) {

@@ -9,9 +9,10 @@ import org.apache.hc.core5.http.protocol.HttpContext;
 import org.apache.hc.core5.http.protocol.HttpCoreContext;
 
 /**
- * Keeps an outbound connection only while it has served fewer than UPSTREAM_MAX_REQUESTS_PER_CONNECTION
- * requests. Without a mesh, kube-proxy balances per connection, so retiring connections is what
- * spreads load over ratings pods. With UPSTREAM_KEEPALIVE=false nothing is reused.
+ * Keeps an outbound connection only while it has served fewer than
+ * UPSTREAM_MAX_REQUESTS_PER_CONNECTION requests. Without a mesh, kube-proxy balances per
+ * connection, so retiring connections is what spreads load over ratings pods. With
+ * UPSTREAM_KEEPALIVE=false nothing is reused.
  */
 final class RetiringReuseStrategy implements ConnectionReuseStrategy {
 

@@ -3,8 +3,8 @@ package bookinfo.reviews;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
- * Entry point: parse the environment (a bad knob exits 2 before Spring starts), then run the
- * Spring Boot application it configures (ReviewsServer).
+ * Entry point: parse the environment (a bad knob exits 2 before Spring starts), then run the Spring
+ * Boot application it configures (ReviewsServer).
  */
 @SpringBootApplication
 public class ReviewsApplication {
@@ -29,7 +29,8 @@ public class ReviewsApplication {
 
     private static Throwable rootCause(Throwable e) {
         Throwable cause = e;
-        while (cause.getCause() != null && cause.getCause() != cause) {
+        while (cause.getCause() != null
+                && cause.getCause() != cause) { // NOPMD - identity: a cause that is itself
             cause = cause.getCause();
         }
         return cause;

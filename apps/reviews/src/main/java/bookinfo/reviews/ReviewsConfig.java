@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Everything the service reads from its environment, parsed and validated once at start.
- * See docs/configuration.md for the catalogue; the README lists what reviews reads.
+ * Everything the service reads from its environment, parsed and validated once at start. See
+ * docs/configuration.md for the catalogue; the README lists what reviews reads.
  */
 public record ReviewsConfig(
         int port,
@@ -34,6 +34,7 @@ public record ReviewsConfig(
 
     /** The fault-injection tutorial relies on these two numbers (docs/contract.md, reviews). */
     static final Duration BLACK_RATINGS_TIMEOUT = Duration.ofSeconds(10);
+
     static final Duration OTHER_RATINGS_TIMEOUT = Duration.ofMillis(2500);
 
     public static ReviewsConfig fromEnv(Map<String, String> env) {
@@ -54,20 +55,39 @@ public record ReviewsConfig(
         // Upstream uses STAR_COLOR verbatim (it is echoed into the JSON), so do we.
         String starColor = g.raw("STAR_COLOR") == null ? "black" : g.raw("STAR_COLOR");
         String clusterName = g.raw("CLUSTER_NAME") == null ? "null" : g.raw("CLUSTER_NAME");
-        String serviceVersion = g.raw("SERVICE_VERSION") == null ? "" : g.raw("SERVICE_VERSION").strip();
+        String serviceVersion =
+                g.raw("SERVICE_VERSION") == null ? "" : g.raw("SERVICE_VERSION").strip();
         String ratingsHost = g.host("RATINGS_HOSTNAME", "ratings");
         int ratingsPort = g.integer("RATINGS_SERVICE_PORT", 9080, 1, 65535);
         String domain = g.raw("SERVICES_DOMAIN") == null ? "" : g.raw("SERVICES_DOMAIN").strip();
         String host = domain.isEmpty() ? ratingsHost : ratingsHost + "." + domain;
-        return new ReviewsConfig(port, listenAddress, noDelay, keepAlive, keepAliveTimeout, headerTimeout,
-                maxConnections, upstreamKeepAlive, maxRequests, shutdownTimeout, accessLog, logLevel, enableRatings,
-                starColor, clusterName, podName(env.get("HOSTNAME")), serviceVersion,
+        return new ReviewsConfig(
+                port,
+                listenAddress,
+                noDelay,
+                keepAlive,
+                keepAliveTimeout,
+                headerTimeout,
+                maxConnections,
+                upstreamKeepAlive,
+                maxRequests,
+                shutdownTimeout,
+                accessLog,
+                logLevel,
+                enableRatings,
+                starColor,
+                clusterName,
+                podName(env.get("HOSTNAME")),
+                serviceVersion,
                 "http://" + bracketIpv6(host) + ":" + ratingsPort);
     }
 
-    /** Black stars wait 10 s for ratings, any other colour 2.5 s (upstream compares with "black" exactly). */
+    /**
+     * Black stars wait 10 s for ratings, any other colour 2.5 s (upstream compares with "black"
+     * exactly).
+     */
     public Duration ratingsTimeout() {
-        return starColor.equals("black") ? BLACK_RATINGS_TIMEOUT : OTHER_RATINGS_TIMEOUT;
+        return "black".equals(starColor) ? BLACK_RATINGS_TIMEOUT : OTHER_RATINGS_TIMEOUT;
     }
 
     /** The name the logs and the README use for the running variant. */
@@ -75,14 +95,32 @@ public record ReviewsConfig(
         if (!enableRatings) {
             return "v1 (no ratings)";
         }
-        return (starColor.equals("black") ? "v2" : "v3") + " (" + starColor + " stars)";
+        return ("black".equals(starColor) ? "v2" : "v3") + " (" + starColor + " stars)";
     }
 
-    /** The same settings on another port; tests pass 0 for an ephemeral one, which PORT does not allow. */
+    /**
+     * The same settings on another port; tests pass 0 for an ephemeral one, which PORT does not
+     * allow.
+     */
     public ReviewsConfig withPort(int newPort) {
-        return new ReviewsConfig(newPort, listenAddress, httpNoDelay, httpKeepAlive, httpKeepAliveTimeoutSeconds,
-                httpHeaderTimeoutSeconds, httpMaxConnections, upstreamKeepAlive, upstreamMaxRequestsPerConnection,
-                shutdownTimeoutSeconds, accessLog, logLevel, enableRatings, starColor, clusterName, podName, serviceVersion,
+        return new ReviewsConfig(
+                newPort,
+                listenAddress,
+                httpNoDelay,
+                httpKeepAlive,
+                httpKeepAliveTimeoutSeconds,
+                httpHeaderTimeoutSeconds,
+                httpMaxConnections,
+                upstreamKeepAlive,
+                upstreamMaxRequestsPerConnection,
+                shutdownTimeoutSeconds,
+                accessLog,
+                logLevel,
+                enableRatings,
+                starColor,
+                clusterName,
+                podName,
+                serviceVersion,
                 ratingsBaseUrl);
     }
 

@@ -18,8 +18,14 @@ import org.springframework.web.server.ResponseStatusException;
 class ReviewsController {
 
     static final String[][] REVIEWS = {
-        {"Reviewer1", "An extremely entertaining play by Shakespeare. The slapstick humour is refreshing!"},
-        {"Reviewer2", "Absolutely fun and entertaining. The play lacks thematic depth when compared to other plays by Shakespeare."},
+        {
+            "Reviewer1",
+            "An extremely entertaining play by Shakespeare. The slapstick humour is refreshing!"
+        },
+        {
+            "Reviewer2",
+            "Absolutely fun and entertaining. The play lacks thematic depth when compared to other plays by Shakespeare."
+        },
     };
 
     private static final Health HEALTHY = new Health("Reviews is healthy");
@@ -33,20 +39,25 @@ class ReviewsController {
     }
 
     @GetMapping(Routes.REVIEWS)
-    ProductReviews reviews(@PathVariable("id") String productId, @RequestHeader HttpHeaders headers) {
-        // A Java int (decimal, optional sign), as upstream; Spring's own conversion would take "0x10".
+    ProductReviews reviews(
+            @PathVariable("id") String productId, @RequestHeader HttpHeaders headers) {
+        // A Java int (decimal, optional sign), as upstream; Spring's own conversion would take
+        // "0x10".
         int id;
         try {
             id = Integer.parseInt(productId);
         } catch (NumberFormatException e) {
-            throw new ResponseStatusException(HttpStatus.NOT_FOUND);
+            throw new ResponseStatusException(HttpStatus.NOT_FOUND, null, e);
         }
         Ratings found = config.enableRatings() ? ratings.fetch(id, headers) : null;
         List<ProductReviews.Review> reviews = new ArrayList<>(REVIEWS.length);
         for (String[] review : REVIEWS) {
-            reviews.add(new ProductReviews.Review(review[0], review[1], found == null ? null : found.rating(review[0])));
+            reviews.add(
+                    new ProductReviews.Review(
+                            review[0], review[1], found == null ? null : found.rating(review[0])));
         }
-        return new ProductReviews(Integer.toString(id), config.podName(), config.clusterName(), reviews);
+        return new ProductReviews(
+                Integer.toString(id), config.podName(), config.clusterName(), reviews);
     }
 
     @GetMapping(Routes.HEALTH)
@@ -58,7 +69,9 @@ class ReviewsController {
      * Spring MVC answers OPTIONS by itself (200 with Allow) unless a mapping declares it; the
      * contract wants 405 like any other method that is not GET or HEAD.
      */
-    @RequestMapping(path = {Routes.HEALTH, Routes.REVIEWS}, method = RequestMethod.OPTIONS)
+    @RequestMapping(
+            path = {Routes.HEALTH, Routes.REVIEWS},
+            method = RequestMethod.OPTIONS)
     void options() throws HttpRequestMethodNotSupportedException {
         throw new HttpRequestMethodNotSupportedException("OPTIONS", List.of("GET", "HEAD"));
     }

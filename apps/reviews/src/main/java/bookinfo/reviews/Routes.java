@@ -19,17 +19,21 @@ final class Routes {
     /** The label for 404s, so random paths cannot blow up label cardinality. */
     static final String UNMATCHED = "unmatched";
 
-    private static final List<PathPattern> SERVED = List.of(
-            PathPatternParser.defaultInstance.parse(HEALTH),
-            PathPatternParser.defaultInstance.parse(METRICS),
-            PathPatternParser.defaultInstance.parse(REVIEWS));
+    private static final List<PathPattern> SERVED =
+            List.of(
+                    PathPatternParser.defaultInstance.parse(HEALTH),
+                    PathPatternParser.defaultInstance.parse(METRICS),
+                    PathPatternParser.defaultInstance.parse(REVIEWS));
 
     /** Label by served pattern: {name} written :name. */
-    private static final Map<String, String> LABELS = SERVED.stream().map(PathPattern::getPatternString)
-            .collect(Collectors.toUnmodifiableMap(p -> p, p -> p.replaceAll("\\{([^}/]+)}", ":$1")));
+    private static final Map<String, String> LABELS =
+            SERVED.stream()
+                    .map(PathPattern::getPatternString)
+                    .collect(
+                            Collectors.toUnmodifiableMap(
+                                    p -> p, p -> p.replaceAll("\\{([^}/]+)}", ":$1")));
 
-    private Routes() {
-    }
+    private Routes() {}
 
     /**
      * The route label: Spring MVC's best-matching pattern with {name} written :name. A request that
@@ -50,9 +54,11 @@ final class Routes {
     }
 
     private static String servedPatternFor(HttpServletRequest request) {
-        var path = ServletRequestPathUtils.hasParsedRequestPath(request)
-                ? ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication()
-                : ServletRequestPathUtils.parseAndCache(request).pathWithinApplication();
+        var path =
+                ServletRequestPathUtils.hasParsedRequestPath(request)
+                        ? ServletRequestPathUtils.getParsedRequestPath(request)
+                                .pathWithinApplication()
+                        : ServletRequestPathUtils.parseAndCache(request).pathWithinApplication();
         for (PathPattern pattern : SERVED) {
             if (pattern.matches(path)) {
                 return pattern.getPatternString();

@@ -24,20 +24,24 @@ class TomcatKnobs implements WebServerFactoryCustomizer<TomcatServletWebServerFa
     public void customize(TomcatServletWebServerFactory factory) {
         // Tomcat's NIO HTTP/1.1 handler plus a deadline for the whole request head.
         factory.setProtocol(HeadDeadlineProtocol.class.getName());
-        factory.addConnectorCustomizers(connector -> {
-            // The HTTP connector's tcpNoDelay attribute: TCP_NODELAY on every accepted socket.
-            connector.setProperty("tcpNoDelay", Boolean.toString(config.httpNoDelay()));
-            // Let TRACE reach Spring MVC, which answers it 405/404 like any other unserved method.
-            connector.setAllowTrace(true);
-            if (connector.getProtocolHandler() instanceof HeadDeadlineProtocol protocol) {
-                protocol.setHeadTimeoutMillis(config.httpHeaderTimeoutSeconds() * 1000L);
-            }
-        });
+        factory.addConnectorCustomizers(
+                connector -> {
+                    // The HTTP connector's tcpNoDelay attribute: TCP_NODELAY on every accepted
+                    // socket.
+                    connector.setProperty("tcpNoDelay", Boolean.toString(config.httpNoDelay()));
+                    // Let TRACE reach Spring MVC, which answers it 405/404 like any other unserved
+                    // method.
+                    connector.setAllowTrace(true);
+                    if (connector.getProtocolHandler() instanceof HeadDeadlineProtocol protocol) {
+                        protocol.setHeadTimeoutMillis(config.httpHeaderTimeoutSeconds() * 1000L);
+                    }
+                });
         factory.addEngineValves(new Http09Refusal());
-        factory.addContextCustomizers(context -> {
-            if (context.getParent() instanceof StandardHost host) {
-                host.setErrorReportValveClass(JsonErrorReportValve.class.getName());
-            }
-        });
+        factory.addContextCustomizers(
+                context -> {
+                    if (context.getParent() instanceof StandardHost host) {
+                        host.setErrorReportValveClass(JsonErrorReportValve.class.getName());
+                    }
+                });
     }
 }

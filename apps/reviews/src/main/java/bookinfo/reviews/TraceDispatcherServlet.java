@@ -15,6 +15,8 @@ import org.springframework.web.servlet.DispatcherServlet;
  */
 class TraceDispatcherServlet extends DispatcherServlet {
 
+    private static final long serialVersionUID = 1L;
+
     @Override
     protected void doTrace(HttpServletRequest request, HttpServletResponse response)
             throws ServletException, IOException {

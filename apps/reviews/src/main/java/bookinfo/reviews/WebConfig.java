@@ -25,13 +25,15 @@ class WebConfig {
 
     @Bean
     RequestObserver requestObserver(MeterRegistry registry, ReviewsConfig config, Hooks hooks) {
-        AccessLog accessLog = config.accessLog() ? new AccessLog(hooks.clock(), hooks.stdout()) : null;
+        AccessLog accessLog =
+                config.accessLog() ? new AccessLog(hooks.clock(), hooks.stdout()) : null;
         return new RequestObserver(registry, accessLog, hooks.nanoTime());
     }
 
     @Bean
     FilterRegistrationBean<RequestObserver> requestObserverRegistration(RequestObserver observer) {
-        FilterRegistrationBean<RequestObserver> registration = new FilterRegistrationBean<>(observer);
+        FilterRegistrationBean<RequestObserver> registration =
+                new FilterRegistrationBean<>(observer);
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
         registration.setDispatcherTypes(DispatcherType.REQUEST);
         return registration;
@@ -39,7 +41,8 @@ class WebConfig {
 
     @Bean
     FilterRegistrationBean<ChunkedBodyRefusal> chunkedBodyRefusalRegistration() {
-        FilterRegistrationBean<ChunkedBodyRefusal> registration = new FilterRegistrationBean<>(new ChunkedBodyRefusal());
+        FilterRegistrationBean<ChunkedBodyRefusal> registration =
+                new FilterRegistrationBean<>(new ChunkedBodyRefusal());
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
         registration.setDispatcherTypes(DispatcherType.REQUEST);
         return registration;
@@ -51,8 +54,10 @@ class WebConfig {
     }
 
     @Bean
-    FilterRegistrationBean<WholeResponses> wholeResponsesRegistration(WholeResponses wholeResponses) {
-        FilterRegistrationBean<WholeResponses> registration = new FilterRegistrationBean<>(wholeResponses);
+    FilterRegistrationBean<WholeResponses> wholeResponsesRegistration(
+            WholeResponses wholeResponses) {
+        FilterRegistrationBean<WholeResponses> registration =
+                new FilterRegistrationBean<>(wholeResponses);
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 2);
         registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ERROR);
         return registration;

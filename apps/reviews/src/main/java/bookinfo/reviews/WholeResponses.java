@@ -15,17 +15,19 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
  * Holds each response body until the handler is done, then hands it to Tomcat in one piece with a
  * Content-Length (Spring's ContentCachingResponseWrapper).
  *
- * Why (README, "Writes per response"): Spring's Jackson converter flushes the servlet stream after
- * writing, which commits the response before its length is known, so every JSON response went out
- * chunked in two writes, head and body, then the 5-byte last chunk. With HTTP_NODELAY=false Nagle
- * holds that second write until the client's delayed ACK: GET /reviews/0 on a kept-alive connection
- * took 48 ms (median) instead of 2 ms. Buffered, Tomcat sends head and body in one write.
+ * <p>Why (README, "Writes per response"): Spring's Jackson converter flushes the servlet stream
+ * after writing, which commits the response before its length is known, so every JSON response went
+ * out chunked in two writes, head and body, then the 5-byte last chunk. With HTTP_NODELAY=false
+ * Nagle holds that second write until the client's delayed ACK: GET /reviews/0 on a kept-alive
+ * connection took 48 ms (median) instead of 2 ms. Buffered, Tomcat sends head and body in one
+ * write.
  *
- * Once the application is shutting down (the context's ContextClosedEvent comes before Spring's
+ * <p>Once the application is shutting down (the context's ContextClosedEvent comes before Spring's
  * graceful shutdown pauses Tomcat), responses still being produced carry "Connection: close", so no
  * client or mesh proxy picks their connection for another request while Tomcat is closing it.
  */
-final class WholeResponses extends OncePerRequestFilter implements ApplicationListener<ContextClosedEvent> {
+final class WholeResponses extends OncePerRequestFilter
+        implements ApplicationListener<ContextClosedEvent> {
 
     private volatile boolean draining;
 
@@ -45,7 +47,8 @@ final class WholeResponses extends OncePerRequestFilter implements ApplicationLi
     }
 
     @Override
-    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+    protected void doFilterInternal(
+            HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
         ContentCachingResponseWrapper whole = new ContentCachingResponseWrapper(response);
         try {

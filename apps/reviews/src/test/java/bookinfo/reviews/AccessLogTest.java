@@ -13,8 +13,11 @@ class AccessLogTest {
     void lineIsRfc3339TimeServiceMethodPathStatusAndMilliseconds() {
         Clock fixed = Clock.fixed(Instant.parse("2024-03-01T12:34:56.789Z"), ZoneOffset.UTC);
         AccessLog log = new AccessLog(fixed, System.out);
-        assertEquals("2024-03-01T12:34:56.789Z reviews GET /reviews/0 200 1.235",
+        assertEquals(
+                "2024-03-01T12:34:56.789Z reviews GET /reviews/0 200 1.235",
                 log.line("GET", "/reviews/0", 200, 1_234_567));
-        assertEquals("2024-03-01T12:34:56.789Z reviews HEAD /nope 404 0.000", log.line("HEAD", "/nope", 404, 0));
+        assertEquals(
+                "2024-03-01T12:34:56.789Z reviews HEAD /nope 404 0.000",
+                log.line("HEAD", "/nope", 404, 0));
     }
 }

@@ -31,7 +31,13 @@ class HeadDeadlineTest {
 
     @BeforeAll
     static void start() {
-        server = RunningReviews.start(Map.of("HTTP_HEADER_TIMEOUT_SECONDS", "2", "HTTP_KEEPALIVE_TIMEOUT_SECONDS", "6"));
+        server =
+                RunningReviews.start(
+                        Map.of(
+                                "HTTP_HEADER_TIMEOUT_SECONDS",
+                                "2",
+                                "HTTP_KEEPALIVE_TIMEOUT_SECONDS",
+                                "6"));
     }
 
     @AfterAll
@@ -41,20 +47,22 @@ class HeadDeadlineTest {
 
     /** Writes one piece every intervalMillis from another thread until the server closes. */
     static Thread trickle(Socket socket, String first, String piece, long intervalMillis) {
-        Thread t = new Thread(() -> {
-            try {
-                OutputStream out = socket.getOutputStream();
-                out.write(first.getBytes(StandardCharsets.ISO_8859_1));
-                out.flush();
-                for (int i = 0; i < 200; i++) {
-                    Thread.sleep(intervalMillis);
-                    out.write(piece.getBytes(StandardCharsets.ISO_8859_1));
-                    out.flush();
-                }
-            } catch (IOException | InterruptedException e) {
-                // closed by the server, or the test is over
-            }
-        });
+        Thread t =
+                new Thread(
+                        () -> {
+                            try {
+                                OutputStream out = socket.getOutputStream();
+                                out.write(first.getBytes(StandardCharsets.ISO_8859_1));
+                                out.flush();
+                                for (int i = 0; i < 200; i++) {
+                                    Thread.sleep(intervalMillis);
+                                    out.write(piece.getBytes(StandardCharsets.ISO_8859_1));
+                                    out.flush();
+                                }
+                            } catch (IOException | InterruptedException e) {
+                                // closed by the server, or the test is over
+                            }
+                        });
         t.setDaemon(true);
         t.start();
         return t;
@@ -63,7 +71,9 @@ class HeadDeadlineTest {
     static void assertClosedAfter(RawHttp.Exchange e, long minMillis, long maxMillis, String what) {
         assertTrue(e.closed(), what + ": still open after " + e.millis() + " ms");
         assertFalse(e.text().contains("HTTP/1.1 200"), what + ": " + e.text());
-        assertTrue(e.millis() >= minMillis && e.millis() <= maxMillis, what + ": closed after " + e.millis() + " ms");
+        assertTrue(
+                e.millis() >= minMillis && e.millis() <= maxMillis,
+                what + ": closed after " + e.millis() + " ms");
     }
 
     @Test
@@ -85,7 +95,8 @@ class HeadDeadlineTest {
     void aRequestLineTricklingInIsClosed() throws IOException {
         try (Socket socket = new Socket("127.0.0.1", server.port)) {
             trickle(socket, "G", "E", 300);
-            assertClosedAfter(RawHttp.collect(socket, 8000, 8000), 1500, 4000, "trickled request line");
+            assertClosedAfter(
+                    RawHttp.collect(socket, 8000, 8000), 1500, 4000, "trickled request line");
         }
     }
 
@@ -104,8 +115,10 @@ class HeadDeadlineTest {
             Socket socket = http.socket();
             trickle(socket, "\r\n", "\r\n", 300);
             // At the latest keep-alive (6 s) plus the head timeout (2 s) after the response. Sooner
-            // when the sweeper first saw the connection after its response, with blank lines pending:
-            // it cannot tell that from a new connection, and gives it the new connection's deadline.
+            // when the sweeper first saw the connection after its response, with blank lines
+            // pending:
+            // it cannot tell that from a new connection, and gives it the new connection's
+            // deadline.
             RawHttp.Exchange e = RawHttp.collect(socket, 14000, 14000);
             assertClosedAfter(e, 1500, 9000, "blank lines after a response");
         }
@@ -155,7 +168,8 @@ class HeadDeadlineTest {
             Map<String, String> env = new HashMap<>(peer.env());
             env.put("ENABLE_RATINGS", "true");
             env.put("HTTP_HEADER_TIMEOUT_SECONDS", "1");
-            try (RunningReviews v2 = RunningReviews.start(env); RawHttp http = new RawHttp(v2.port)) {
+            try (RunningReviews v2 = RunningReviews.start(env);
+                    RawHttp http = new RawHttp(v2.port)) {
                 // The first request on a new connection, served for longer than the head timeout
                 // (the first call to ratings also loads the HTTP client: allow for a busy machine).
                 http.socket().setSoTimeout(20_000);
@@ -175,18 +189,25 @@ class HeadDeadlineTest {
         try {
             for (int i = 0; i < 200; i++) {
                 Socket s = new Socket("127.0.0.1", server.port);
-                s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                s.getOutputStream()
+                        .write(
+                                "GET /health HTTP/1.1\r\nHost: x\r\n"
+                                        .getBytes(StandardCharsets.ISO_8859_1));
                 slow.add(s);
             }
             long start = System.nanoTime();
             RawHttp.Response r = RawHttp.once(server.port, "GET", "/health");
             assertEquals(200, r.status());
-            assertTrue((System.nanoTime() - start) / 1e6 < 1000, "health took " + (System.nanoTime() - start) / 1e6);
+            assertTrue(
+                    (System.nanoTime() - start) / 1e6 < 1000,
+                    "health took " + (System.nanoTime() - start) / 1e6);
             for (Socket s : slow) {
                 RawHttp.Exchange e = RawHttp.collect(s, 6000, 6000);
                 assertTrue(e.closed(), "a slow head still open");
             }
-            assertTrue((System.nanoTime() - start) / 1e9 < 6, "all closed after " + (System.nanoTime() - start) / 1e9);
+            assertTrue(
+                    (System.nanoTime() - start) / 1e9 < 6,
+                    "all closed after " + (System.nanoTime() - start) / 1e9);
         } finally {
             for (Socket s : slow) {
                 s.close();
@@ -196,8 +217,13 @@ class HeadDeadlineTest {
 
     @Test
     void beyondMaxConnectionsNewConnectionsWaitWhileHeldOnesKeepWorking() throws Exception {
-        try (RunningReviews small = RunningReviews.start(Map.of("HTTP_MAX_CONNECTIONS", "4",
-                "HTTP_HEADER_TIMEOUT_SECONDS", "2"));
+        try (RunningReviews small =
+                        RunningReviews.start(
+                                Map.of(
+                                        "HTTP_MAX_CONNECTIONS",
+                                        "4",
+                                        "HTTP_HEADER_TIMEOUT_SECONDS",
+                                        "2"));
                 RawHttp working = new RawHttp(small.port)) {
             assertEquals(200, working.request("GET", "/health").status());
             List<Socket> silent = new ArrayList<>();
@@ -207,15 +233,20 @@ class HeadDeadlineTest {
                 }
                 Thread.sleep(200);
                 long start = System.nanoTime();
-                // The fifth connection: the kernel completes it (listen backlog), Tomcat does not take it yet.
+                // The fifth connection: the kernel completes it (listen backlog), Tomcat does not
+                // take it yet.
                 try (Socket waiting = new Socket("127.0.0.1", small.port)) {
-                    waiting.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                            .getBytes(StandardCharsets.ISO_8859_1));
+                    waiting.getOutputStream()
+                            .write(
+                                    "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                                            .getBytes(StandardCharsets.ISO_8859_1));
                     // Meanwhile the connection Tomcat holds is served at once.
                     for (int i = 0; i < 3; i++) {
                         long t = System.nanoTime();
                         assertEquals(200, working.request("GET", "/health").status());
-                        assertTrue((System.nanoTime() - t) / 1e6 < 500, "held connection served slowly");
+                        assertTrue(
+                                (System.nanoTime() - t) / 1e6 < 500,
+                                "held connection served slowly");
                         Thread.sleep(200);
                     }
                     long collecting = System.nanoTime();

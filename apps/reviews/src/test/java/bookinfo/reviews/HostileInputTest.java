@@ -47,38 +47,65 @@ class HostileInputTest {
         assertEquals(status, e.status(), what + ": " + e.text());
         assertEquals(1, e.responses(), what + ": " + e.text());
         assertFalse(e.text().contains("4242"), what + ": the hidden request ran: " + e.text());
-        assertTrue(e.text().toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n"), what + ": " + e.text());
+        assertTrue(
+                e.text().toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n"),
+                what + ": " + e.text());
         assertTrue(e.closed(), what + ": connection left open");
     }
 
     // ---- Content-Length
 
     @ParameterizedTest
-    @ValueSource(strings = {"5, 40", "-1", "5abc", "0x5", "+5", "1 0", "5.0", "", "99999999999999999999"})
+    @ValueSource(
+            strings = {
+                "5, 40",
+                "-1",
+                "5abc",
+                "0x5",
+                "+5",
+                "1 0",
+                "5.0",
+                "",
+                "99999999999999999999"
+            })
     void contentLengthThatIsNotOneDecimalNumberIs400(String value) throws IOException {
-        RawHttp.Exchange e = send("POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: " + value + "\r\n\r\nhello"
-                + SMUGGLED);
+        RawHttp.Exchange e =
+                send(
+                        "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                                + value
+                                + "\r\n\r\nhello"
+                                + SMUGGLED);
         assertRefused(e, 400, "Content-Length: " + value);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"5", "40"})
     void repeatedContentLengthIs400EvenWhenEqual(String second) throws IOException {
-        RawHttp.Exchange e = send("POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: " + second
-                + "\r\n\r\nhello" + SMUGGLED);
+        RawHttp.Exchange e =
+                send(
+                        "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: "
+                                + second
+                                + "\r\n\r\nhello"
+                                + SMUGGLED);
         assertRefused(e, 400, "Content-Length 5 and " + second);
     }
 
     @ParameterizedTest
     @ValueSource(booleans = {true, false})
-    void contentLengthAndTransferEncodingTogetherAre411ThenClosed(boolean lengthFirst) throws IOException {
-        // Tomcat drops the Content-Length before any application code sees the request, so it cannot
+    void contentLengthAndTransferEncodingTogetherAre411ThenClosed(boolean lengthFirst)
+            throws IOException {
+        // Tomcat drops the Content-Length before any application code sees the request, so it
+        // cannot
         // be told from a plain chunked request; every chunked request is refused, unread.
         String body = "0\r\n\r\n" + SMUGGLED;
         String length = "Content-Length: " + body.length() + "\r\n";
         String coding = "Transfer-Encoding: chunked\r\n";
-        RawHttp.Exchange e = send("GET /health HTTP/1.1\r\nHost: x\r\n" + (lengthFirst ? length + coding : coding + length)
-                + "\r\n" + body);
+        RawHttp.Exchange e =
+                send(
+                        "GET /health HTTP/1.1\r\nHost: x\r\n"
+                                + (lengthFirst ? length + coding : coding + length)
+                                + "\r\n"
+                                + body);
         assertRefused(e, 411, "Content-Length with Transfer-Encoding");
         assertTrue(e.text().endsWith("{\"error\":\"length required\"}"), e.text());
     }
@@ -86,40 +113,58 @@ class HostileInputTest {
     // ---- Transfer-Encoding
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "Transfer-Encoding: chunked, chunked",
-        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
-        "Transfer-Encoding: chunked, gzip",
-        "Transfer-Encoding:\r\n chunked",
-        "Transfer-Encoding:\r\n\tchunked",
-        "\u000bTransfer-Encoding: chunked",
-        "Transfer-Encoding : chunked",
-        "Transfer-Encoding:\u000bchunked"})
+    @ValueSource(
+            strings = {
+                "Transfer-Encoding: chunked, chunked",
+                "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+                "Transfer-Encoding: chunked, gzip",
+                "Transfer-Encoding:\r\n chunked",
+                "Transfer-Encoding:\r\n\tchunked",
+                "\u000bTransfer-Encoding: chunked",
+                "Transfer-Encoding : chunked",
+                "Transfer-Encoding:\u000bchunked"
+            })
     void transferEncodingOtherThanExactlyChunkedIs400(String field) throws IOException {
-        RawHttp.Exchange e = send("POST /health HTTP/1.1\r\nHost: x\r\n" + field + "\r\n\r\n0\r\n\r\n" + SMUGGLED);
+        RawHttp.Exchange e =
+                send(
+                        "POST /health HTTP/1.1\r\nHost: x\r\n"
+                                + field
+                                + "\r\n\r\n0\r\n\r\n"
+                                + SMUGGLED);
         assertRefused(e, 400, field);
     }
 
     @Test
     void foldedTransferEncodingBesideContentLengthIs400() throws IOException {
         String body = "0\r\n\r\n" + SMUGGLED;
-        RawHttp.Exchange e = send("POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length()
-                + "\r\nTransfer-Encoding:\r\n chunked\r\n\r\n" + body);
+        RawHttp.Exchange e =
+                send(
+                        "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                                + body.length()
+                                + "\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
+                                + body);
         assertRefused(e, 400, "folded Transfer-Encoding");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"gzip, chunked", "identity", "xchunked", "deflate"})
     void unknownTransferCodingsAre501(String codings) throws IOException {
-        RawHttp.Exchange e = send("POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + codings
-                + "\r\n\r\n0\r\n\r\n" + SMUGGLED);
+        RawHttp.Exchange e =
+                send(
+                        "POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+                                + codings
+                                + "\r\n\r\n0\r\n\r\n"
+                                + SMUGGLED);
         assertRefused(e, 501, codings);
     }
 
     @Test
     void transferEncodingInHttp10Is400() throws IOException {
-        RawHttp.Exchange e = send("POST /health HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked"
-                + "\r\n\r\n0\r\n\r\n" + SMUGGLED);
+        RawHttp.Exchange e =
+                send(
+                        "POST /health HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked"
+                                + "\r\n\r\n0\r\n\r\n"
+                                + SMUGGLED);
         assertEquals(400, e.status(), e.text());
         assertFalse(e.text().contains("4242"), e.text());
         assertTrue(e.closed());
@@ -128,33 +173,44 @@ class HostileInputTest {
     // ---- chunked bodies: refused before any byte of them is read, whatever their syntax
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "5;ext=1\r\nhello\r\n0\r\n\r\n",
-        "5zz\r\nhello\r\n0\r\n\r\n",
-        "5 \r\nhello\r\n0\r\n\r\n",
-        "5\nhello\r\n0\r\n\r\n",
-        "5\r\nhelloXX0\r\n\r\n",
-        "-5\r\nhello\r\n0\r\n\r\n",
-        "0x5\r\nhello\r\n0\r\n\r\n",
-        "80000000\r\nhello\r\n0\r\n\r\n",
-        "10000000000\r\nhello\r\n0\r\n\r\n",
-        "\r\nhello\r\n0\r\n\r\n"})
+    @ValueSource(
+            strings = {
+                "5;ext=1\r\nhello\r\n0\r\n\r\n",
+                "5zz\r\nhello\r\n0\r\n\r\n",
+                "5 \r\nhello\r\n0\r\n\r\n",
+                "5\nhello\r\n0\r\n\r\n",
+                "5\r\nhelloXX0\r\n\r\n",
+                "-5\r\nhello\r\n0\r\n\r\n",
+                "0x5\r\nhello\r\n0\r\n\r\n",
+                "80000000\r\nhello\r\n0\r\n\r\n",
+                "10000000000\r\nhello\r\n0\r\n\r\n",
+                "\r\nhello\r\n0\r\n\r\n"
+            })
     void everyChunkedBodyIs411(String body) throws IOException {
         for (String method : new String[] {"GET /health", "POST /reviews/0", "GET /nope"}) {
-            RawHttp.Exchange e = send(method + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + body
-                    + SMUGGLED);
-            assertRefused(e, 411, method + " with " + body.replace("\r", "\\r").replace("\n", "\\n"));
+            RawHttp.Exchange e =
+                    send(
+                            method
+                                    + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                    + body
+                                    + SMUGGLED);
+            assertRefused(
+                    e, 411, method + " with " + body.replace("\r", "\\r").replace("\n", "\\n"));
             assertTrue(e.text().endsWith("{\"error\":\"length required\"}"), e.text());
         }
     }
 
     @Test
     void aHugeChunkIsRefusedAndClosedByTheReadTimeout() throws IOException {
-        // Answered at once; Tomcat then reads what is left of the body (it closes after a 411, but it
-        // swallows first: at most maxSwallowSize, each read bounded by HTTP_HEADER_TIMEOUT_SECONDS),
+        // Answered at once; Tomcat then reads what is left of the body (it closes after a 411, but
+        // it
+        // swallows first: at most maxSwallowSize, each read bounded by
+        // HTTP_HEADER_TIMEOUT_SECONDS),
         // so the close comes when the 2 GiB chunk stops arriving.
-        byte[] request = ("POST /reviews/0 HTTP/1.1\r\nHost: x\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n7fffffff\r\nabc").getBytes(StandardCharsets.ISO_8859_1);
+        byte[] request =
+                ("POST /reviews/0 HTTP/1.1\r\nHost: x\r\n"
+                                + "Transfer-Encoding: chunked\r\n\r\n7fffffff\r\nabc")
+                        .getBytes(StandardCharsets.ISO_8859_1);
         RawHttp.Exchange answer = RawHttp.exchange(server.port, request, 1000, 8000);
         assertTrue(answer.text().startsWith("HTTP/1.1 411 "), answer.text());
         assertTrue(answer.millis() < 1000, "answered after " + answer.millis() + " ms");
@@ -165,7 +221,9 @@ class HostileInputTest {
 
     @Test
     void aLongChunkedBodyIsRefusedWithoutReadingIt() throws Exception {
-        StringBuilder request = new StringBuilder("POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+        StringBuilder request =
+                new StringBuilder(
+                        "POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
         String chunk = "x".repeat(65536);
         for (int i = 0; i < 33; i++) { // 2 MiB + 64 KiB
             request.append("10000\r\n").append(chunk).append("\r\n");
@@ -174,13 +232,15 @@ class HostileInputTest {
         byte[] bytes = request.toString().getBytes(StandardCharsets.ISO_8859_1);
         try (Socket socket = new Socket("127.0.0.1", server.port)) {
             // Written from another thread: the server answers while the body is still arriving.
-            Thread writer = new Thread(() -> {
-                try {
-                    socket.getOutputStream().write(bytes);
-                } catch (IOException e) {
-                    // the server closed after answering
-                }
-            });
+            Thread writer =
+                    new Thread(
+                            () -> {
+                                try {
+                                    socket.getOutputStream().write(bytes);
+                                } catch (IOException e) {
+                                    // the server closed after answering
+                                }
+                            });
             writer.start();
             RawHttp.Exchange e = RawHttp.collect(socket, 3000, 8000);
             writer.join(5000);
@@ -188,13 +248,17 @@ class HostileInputTest {
         }
     }
 
-    // ---- header lines at the buffer sizes that split requests in other servers, and beyond Tomcat's limit
+    // ---- header lines at the buffer sizes that split requests in other servers, and beyond
+    // Tomcat's limit
 
     @ParameterizedTest
     @ValueSource(ints = {4095, 4096, 4097, 8000})
     void longHeaderLinesBelowTheHeadLimitAreOneRequest(int length) throws IOException {
-        RawHttp.Exchange e = send("GET /reviews/1 HTTP/1.1\r\nHost: x\r\nX: " + "a".repeat(length - 3)
-                + "\r\njwt: /reviews/4242 HTTP/1.1\r\n\r\n");
+        RawHttp.Exchange e =
+                send(
+                        "GET /reviews/1 HTTP/1.1\r\nHost: x\r\nX: "
+                                + "a".repeat(length - 3)
+                                + "\r\njwt: /reviews/4242 HTTP/1.1\r\n\r\n");
         assertEquals(1, e.responses(), e.text());
         assertEquals(200, e.status());
         assertFalse(e.text().contains("4242"), e.text());
@@ -203,26 +267,31 @@ class HostileInputTest {
     @ParameterizedTest
     @ValueSource(ints = {8191, 8192, 8193, 16384, 65536})
     void headsBeyondTomcatsLimitAre400AndClosed(int length) throws IOException {
-        RawHttp.Exchange e = send("GET /reviews/1 HTTP/1.1\r\nHost: x\r\nX: " + "a".repeat(length - 3)
-                + "\r\njwt: /reviews/4242 HTTP/1.1\r\n\r\n");
+        RawHttp.Exchange e =
+                send(
+                        "GET /reviews/1 HTTP/1.1\r\nHost: x\r\nX: "
+                                + "a".repeat(length - 3)
+                                + "\r\njwt: /reviews/4242 HTTP/1.1\r\n\r\n");
         assertRefused(e, 400, "header line of " + length);
     }
 
     // ---- Host, field values
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "",
-        "Host: a\r\nHost: a\r\n",
-        "Host: a\r\nHost: b\r\n",
-        "Host: a b\r\n",
-        "Host: a:b\r\n",
-        "Host: a:80:80\r\n",
-        "Host: [::1\r\n",
-        "Host: a@b\r\n",
-        "Host: a/b\r\n",
-        "Host: a\\b\r\n",
-        "Host: a,b\r\n"})
+    @ValueSource(
+            strings = {
+                "",
+                "Host: a\r\nHost: a\r\n",
+                "Host: a\r\nHost: b\r\n",
+                "Host: a b\r\n",
+                "Host: a:b\r\n",
+                "Host: a:80:80\r\n",
+                "Host: [::1\r\n",
+                "Host: a@b\r\n",
+                "Host: a/b\r\n",
+                "Host: a\\b\r\n",
+                "Host: a,b\r\n"
+            })
     void http11HostMissingRepeatedOrInvalidIs400(String hostLines) throws IOException {
         RawHttp.Exchange e = send("GET /health HTTP/1.1\r\n" + hostLines + "\r\n" + SMUGGLED);
         assertRefused(e, 400, hostLines.isEmpty() ? "no Host" : hostLines.strip());
@@ -230,12 +299,18 @@ class HostileInputTest {
 
     @Test
     void absoluteFormWithAnotherHostIs400() throws IOException {
-        assertRefused(send("GET http://elsewhere/health HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED), 400, "mismatch");
+        assertRefused(
+                send("GET http://elsewhere/health HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED),
+                400,
+                "mismatch");
     }
 
     @Test
     void validHostsAndHttp10WithoutHostAreServed() throws IOException {
-        for (String host : new String[] {"x", "x:9080", "127.0.0.1", "[::1]:80", "reviews.default.svc.cluster.local"}) {
+        for (String host :
+                new String[] {
+                    "x", "x:9080", "127.0.0.1", "[::1]:80", "reviews.default.svc.cluster.local"
+                }) {
             RawHttp.Exchange e = send("GET /health HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
             assertEquals(200, e.status(), host + ": " + e.text());
         }
@@ -244,19 +319,37 @@ class HostileInputTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"X: a\u0000b", "X: a\rb", "X: a\r", "X\u0000: a", "X: \u0000", "Cookie: a=\u0001"})
+    @ValueSource(
+            strings = {
+                "X: a\u0000b",
+                "X: a\rb",
+                "X: a\r",
+                "X\u0000: a",
+                "X: \u0000",
+                "Cookie: a=\u0001"
+            })
     void nulBareCrAndControlsInFieldsAre400(String field) throws IOException {
-        RawHttp.Exchange e = send("GET /health HTTP/1.1\r\nHost: x\r\n" + field + "\r\n\r\n" + SMUGGLED);
+        RawHttp.Exchange e =
+                send("GET /health HTTP/1.1\r\nHost: x\r\n" + field + "\r\n\r\n" + SMUGGLED);
         assertRefused(e, 400, field.replace("\r", "\\r").replace("\u0000", "\\0"));
     }
 
     // ---- HTTP/0.9, bare LF, truncated heads, paths
 
     @ParameterizedTest
-    @ValueSource(strings = {"GET /health\r\n", "GET /health\n", "GET /reviews/0\r\n", "POST /health\r\n",
-        "GET /nope\r\n", "OPTIONS *\r\n"})
+    @ValueSource(
+            strings = {
+                "GET /health\r\n",
+                "GET /health\n",
+                "GET /reviews/0\r\n",
+                "POST /health\r\n",
+                "GET /nope\r\n",
+                "OPTIONS *\r\n"
+            })
     void http09RequestsAreClosedAtOnceWithoutAByte(String request) throws IOException {
-        RawHttp.Exchange e = RawHttp.exchange(server.port, request.getBytes(StandardCharsets.ISO_8859_1), 2000, 3000);
+        RawHttp.Exchange e =
+                RawHttp.exchange(
+                        server.port, request.getBytes(StandardCharsets.ISO_8859_1), 2000, 3000);
         assertEquals("", e.text());
         assertTrue(e.closed(), "closed");
         assertTrue(e.millis() < 1000, "closed after " + e.millis() + " ms");
@@ -272,7 +365,10 @@ class HostileInputTest {
     @Test
     void aTruncatedHeadIsNeverServed() throws IOException {
         try (Socket socket = new Socket("127.0.0.1", server.port)) {
-            socket.getOutputStream().write("GET /reviews/4242 HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            socket.getOutputStream()
+                    .write(
+                            "GET /reviews/4242 HTTP/1.1\r\nHost: x\r\n"
+                                    .getBytes(StandardCharsets.ISO_8859_1));
             socket.shutdownOutput();
             RawHttp.Exchange e = RawHttp.collect(socket, 3000, 3000);
             assertEquals("", e.text());
@@ -281,12 +377,20 @@ class HostileInputTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"/static//etc/passwd", "//etc/passwd", "/reviews/../../etc/passwd", "/static/../../x"})
+    @ValueSource(
+            strings = {
+                "/static//etc/passwd",
+                "//etc/passwd",
+                "/reviews/../../etc/passwd",
+                "/static/../../x"
+            })
     void pathTricksAreJson404(String path) throws IOException {
         RawHttp.Exchange e = send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
         assertTrue(e.status() == 404 || e.status() == 400, path + ": " + e.text());
         assertFalse(e.text().toLowerCase(Locale.ROOT).contains("\r\nlocation:"), e.text());
-        assertTrue(e.text().endsWith("{\"error\":\"not found\"}") || e.text().endsWith("{\"error\":\"bad request\"}"),
+        assertTrue(
+                e.text().endsWith("{\"error\":\"not found\"}")
+                        || e.text().endsWith("{\"error\":\"bad request\"}"),
                 e.text());
     }
 }

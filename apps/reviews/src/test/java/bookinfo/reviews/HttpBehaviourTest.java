@@ -14,8 +14,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.springframework.boot.web.embedded.tomcat.TomcatWebServer;
 import org.springframework.boot.web.context.WebServerApplicationContext;
+import org.springframework.boot.web.embedded.tomcat.TomcatWebServer;
 
 /** The common HTTP behaviour of docs/configuration.md: errors, HEAD, framing, keep-alive knobs. */
 class HttpBehaviourTest {
@@ -28,7 +28,9 @@ class HttpBehaviourTest {
     static void start() {
         keepAlive = RunningReviews.start(Map.of());
         noKeepAlive = RunningReviews.start(Map.of("HTTP_KEEPALIVE", "false"));
-        tuned = RunningReviews.start(Map.of("HTTP_NODELAY", "false", "HTTP_KEEPALIVE_TIMEOUT_SECONDS", "1"));
+        tuned =
+                RunningReviews.start(
+                        Map.of("HTTP_NODELAY", "false", "HTTP_KEEPALIVE_TIMEOUT_SECONDS", "1"));
     }
 
     @AfterAll
@@ -40,8 +42,17 @@ class HttpBehaviourTest {
 
     @ParameterizedTest
     @CsvSource({
-        "GET, /nope", "GET, /", "POST, /nope", "DELETE, /reviews", "GET, /health/", "GET, /error", "PUT, /error",
-        "GET, /static/x.css", "TRACE, /nope", "OPTIONS, /nope"})
+        "GET, /nope",
+        "GET, /",
+        "POST, /nope",
+        "DELETE, /reviews",
+        "GET, /health/",
+        "GET, /error",
+        "PUT, /error",
+        "GET, /static/x.css",
+        "TRACE, /nope",
+        "OPTIONS, /nope"
+    })
     void unknownPathsAre404JsonForEveryMethod(String method, String path) throws IOException {
         RawHttp.Response r = RawHttp.once(keepAlive.port, method, path);
         assertEquals(404, r.status());
@@ -51,9 +62,17 @@ class HttpBehaviourTest {
 
     @ParameterizedTest
     @CsvSource({
-        "POST, /health", "PUT, /reviews/0", "DELETE, /reviews/0", "PATCH, /metrics", "OPTIONS, /health",
-        "TRACE, /reviews/0", "FOO, /health", "POST, /reviews/abc"})
-    void otherMethodsOnKnownRoutesAre405JsonWithAllow(String method, String path) throws IOException {
+        "POST, /health",
+        "PUT, /reviews/0",
+        "DELETE, /reviews/0",
+        "PATCH, /metrics",
+        "OPTIONS, /health",
+        "TRACE, /reviews/0",
+        "FOO, /health",
+        "POST, /reviews/abc"
+    })
+    void otherMethodsOnKnownRoutesAre405JsonWithAllow(String method, String path)
+            throws IOException {
         RawHttp.Response r = RawHttp.once(keepAlive.port, method, path, "Content-Length: 0");
         assertEquals(405, r.status());
         assertEquals("GET, HEAD", r.header("Allow"));
@@ -63,7 +82,8 @@ class HttpBehaviourTest {
 
     @ParameterizedTest
     @CsvSource({"GET, /%zz", "GET, /a|b", "G@T, /health"})
-    void requestsTomcatRejectsGet400JsonNotAnHtmlStackTrace(String method, String path) throws IOException {
+    void requestsTomcatRejectsGet400JsonNotAnHtmlStackTrace(String method, String path)
+            throws IOException {
         RawHttp.Response r = RawHttp.once(keepAlive.port, method, path);
         assertEquals(400, r.status());
         assertEquals("application/json", r.header("Content-Type"));
@@ -78,7 +98,7 @@ class HttpBehaviourTest {
             RawHttp.Response head = http.request("HEAD", path);
             assertEquals(get.status(), head.status());
             assertEquals(get.header("Content-Type"), head.header("Content-Type"));
-            if (!path.equals("/metrics")) { // metrics change between the two requests
+            if (!"/metrics".equals(path)) { // metrics change between the two requests
                 assertEquals(get.header("Content-Length"), head.header("Content-Length"));
             }
             assertTrue(head.framed());
@@ -89,13 +109,25 @@ class HttpBehaviourTest {
 
     @ParameterizedTest
     @CsvSource({
-        "GET, /health", "GET, /reviews/0", "GET, /metrics", "GET, /nope", "GET, /reviews/x", "POST, /health",
-        "OPTIONS, /reviews/0", "TRACE, /health", "GET, /%zz", "HEAD, /health"})
-    void everyResponseIsFramedWithAndWithoutKeepAlive(String method, String path) throws IOException {
+        "GET, /health",
+        "GET, /reviews/0",
+        "GET, /metrics",
+        "GET, /nope",
+        "GET, /reviews/x",
+        "POST, /health",
+        "OPTIONS, /reviews/0",
+        "TRACE, /health",
+        "GET, /%zz",
+        "HEAD, /health"
+    })
+    void everyResponseIsFramedWithAndWithoutKeepAlive(String method, String path)
+            throws IOException {
         for (RunningReviews server : new RunningReviews[] {keepAlive, noKeepAlive}) {
             try (RawHttp http = new RawHttp(server.port)) {
                 RawHttp.Response r = http.request(method, path);
-                assertTrue(r.framed(), method + " " + path + " on port " + server.port + ": " + r.headers());
+                assertTrue(
+                        r.framed(),
+                        method + " " + path + " on port " + server.port + ": " + r.headers());
             }
         }
     }
@@ -163,20 +195,38 @@ class HttpBehaviourTest {
             RawHttp.once(fresh.port, "GET", "/reviews/abc");
             RawHttp.once(fresh.port, "GET", "/random/" + System.nanoTime());
             RawHttp.once(fresh.port, "BREW", "/health");
-            Map<String, Double> scrape = awaitMetrics(fresh.port, Map.of(
-                    "http_requests_total{method=\"GET\",route=\"/reviews/:id\",status=\"200\"}", 2.0,
-                    "http_requests_total{method=\"HEAD\",route=\"/health\",status=\"200\"}", 1.0,
-                    "http_requests_total{method=\"POST\",route=\"/reviews/:id\",status=\"405\"}", 1.0,
-                    "http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"}", 2.0,
-                    "http_requests_total{method=\"OTHER\",route=\"/health\",status=\"405\"}", 1.0,
-                    "http_request_duration_seconds_bucket{method=\"GET\",route=\"/reviews/:id\",status=\"200\","
-                            + "le=\"+Inf\"}", 2.0,
-                    "http_request_duration_seconds_count{method=\"GET\",route=\"/reviews/:id\",status=\"200\"}", 2.0));
-            scrape = Scrape.samples(RawHttp.once(fresh.port, "GET", "/metrics").text());
-            assertTrue(scrape.containsKey("http_requests_total{method=\"GET\",route=\"/metrics\",status=\"200\"}"),
+            awaitMetrics(
+                    fresh.port,
+                    Map.of(
+                            "http_requests_total{method=\"GET\",route=\"/reviews/:id\",status=\"200\"}",
+                            2.0,
+                            "http_requests_total{method=\"HEAD\",route=\"/health\",status=\"200\"}",
+                            1.0,
+                            "http_requests_total{method=\"POST\",route=\"/reviews/:id\",status=\"405\"}",
+                            1.0,
+                            "http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"}",
+                            2.0,
+                            "http_requests_total{method=\"OTHER\",route=\"/health\",status=\"405\"}",
+                            1.0,
+                            "http_request_duration_seconds_bucket{method=\"GET\",route=\"/reviews/:id\",status=\"200\","
+                                    + "le=\"+Inf\"}",
+                            2.0,
+                            "http_request_duration_seconds_count{method=\"GET\",route=\"/reviews/:id\",status=\"200\"}",
+                            2.0));
+            Map<String, Double> scrape =
+                    Scrape.samples(RawHttp.once(fresh.port, "GET", "/metrics").text());
+            assertTrue(
+                    scrape.containsKey(
+                            "http_requests_total{method=\"GET\",route=\"/metrics\",status=\"200\"}"),
                     scrape.keySet().toString());
-            assertFalse(scrape.keySet().stream().anyMatch(k -> k.contains("/random/")), "raw paths never become labels");
-            assertEquals(6, scrape.keySet().stream().filter(k -> k.startsWith("http_requests_total{")).count(),
+            assertFalse(
+                    scrape.keySet().stream().anyMatch(k -> k.contains("/random/")),
+                    "raw paths never become labels");
+            assertEquals(
+                    6,
+                    scrape.keySet().stream()
+                            .filter(k -> k.startsWith("http_requests_total{"))
+                            .count(),
                     scrape.keySet().toString());
         }
     }
@@ -185,24 +235,62 @@ class HttpBehaviourTest {
     void metricsFamiliesHaveTheCatalogueHelpTypeLabelsAndBuckets() throws Exception {
         RawHttp.once(keepAlive.port, "GET", "/reviews/0");
         String text = RawHttp.once(keepAlive.port, "GET", "/metrics").text();
-        assertTrue(text.contains("# HELP http_requests_total HTTP requests served, by method, route pattern and status.\n"
-                + "# TYPE http_requests_total counter\n"), text);
-        assertTrue(text.contains("# HELP http_request_duration_seconds Time to serve an HTTP request, by method, route "
-                + "pattern and status.\n# TYPE http_request_duration_seconds histogram\n"), text);
+        assertTrue(
+                text.contains(
+                        "# HELP http_requests_total HTTP requests served, by method, route pattern and status.\n"
+                                + "# TYPE http_requests_total counter\n"),
+                text);
+        assertTrue(
+                text.contains(
+                        "# HELP http_request_duration_seconds Time to serve an HTTP request, by method, route "
+                                + "pattern and status.\n# TYPE http_request_duration_seconds histogram\n"),
+                text);
         assertFalse(text.contains("http_server_requests"), "Spring's own request metrics are off");
         Map<String, Double> samples = Scrape.samples(text);
         String series = "method=\"GET\",route=\"/reviews/:id\",status=\"200\"";
-        List<Double> bounds = samples.keySet().stream()
-                .filter(k -> k.startsWith("http_request_duration_seconds_bucket{" + series + ",le=\""))
-                .map(k -> k.substring(k.indexOf(",le=\"") + 5, k.length() - 2))
-                .map(le -> le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le))
-                .toList();
-        assertEquals(List.of(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-                Double.POSITIVE_INFINITY), bounds);
+        List<Double> bounds =
+                samples.keySet().stream()
+                        .filter(
+                                k ->
+                                        k.startsWith(
+                                                "http_request_duration_seconds_bucket{"
+                                                        + series
+                                                        + ",le=\""))
+                        .map(k -> k.substring(k.indexOf(",le=\"") + 5, k.length() - 2))
+                        .map(
+                                le ->
+                                        "+Inf".equals(le)
+                                                ? Double.POSITIVE_INFINITY
+                                                : Double.parseDouble(le))
+                        .toList();
+        assertEquals(
+                List.of(
+                        0.0005,
+                        0.001,
+                        0.0025,
+                        0.005,
+                        0.01,
+                        0.025,
+                        0.05,
+                        0.1,
+                        0.25,
+                        0.5,
+                        1.0,
+                        2.5,
+                        5.0,
+                        10.0,
+                        Double.POSITIVE_INFINITY),
+                bounds);
         for (String key : samples.keySet()) {
-            if (key.startsWith("http_requests_total{") || key.startsWith("http_request_duration_seconds")) {
-                String labels = key.substring(key.indexOf('{') + 1, key.length() - 1).replaceAll("=\"[^\"]*\"", "");
-                assertEquals(key.contains("_bucket{") ? "method,route,status,le" : "method,route,status", labels, key);
+            if (key.startsWith("http_requests_total{")
+                    || key.startsWith("http_request_duration_seconds")) {
+                String labels =
+                        key.substring(key.indexOf('{') + 1, key.length() - 1)
+                                .replaceAll("=\"[^\"]*\"", "");
+                assertEquals(
+                        key.contains("_bucket{") ? "method,route,status,le" : "method,route,status",
+                        labels,
+                        key);
             }
         }
     }
@@ -212,15 +300,19 @@ class HttpBehaviourTest {
      * response); returns the samples by series. Values are compared as numbers: the Prometheus
      * library writes counts as "2.0".
      */
-    private static Map<String, Double> awaitMetrics(int port, Map<String, Double> expected) throws Exception {
+    private static Map<String, Double> awaitMetrics(int port, Map<String, Double> expected)
+            throws Exception {
         long deadline = System.currentTimeMillis() + 3000;
         while (true) {
             RawHttp.Response r = RawHttp.once(port, "GET", "/metrics");
             assertEquals(200, r.status());
             assertEquals("text/plain;version=0.0.4;charset=utf-8", r.header("Content-Type"));
             Map<String, Double> samples = Scrape.samples(r.text());
-            List<String> missing = expected.entrySet().stream()
-                    .filter(e -> !e.getValue().equals(samples.get(e.getKey()))).map(Map.Entry::getKey).toList();
+            List<String> missing =
+                    expected.entrySet().stream()
+                            .filter(e -> !e.getValue().equals(samples.get(e.getKey())))
+                            .map(Map.Entry::getKey)
+                            .toList();
             if (missing.isEmpty()) {
                 return samples;
             }
@@ -232,7 +324,8 @@ class HttpBehaviourTest {
     }
 
     private static AbstractHttp11Protocol<?> protocol(RunningReviews server) {
-        TomcatWebServer web = (TomcatWebServer) ((WebServerApplicationContext) server.context).getWebServer();
+        TomcatWebServer web =
+                (TomcatWebServer) ((WebServerApplicationContext) server.context).getWebServer();
         return (AbstractHttp11Protocol<?>) web.getTomcat().getConnector().getProtocolHandler();
     }
 }

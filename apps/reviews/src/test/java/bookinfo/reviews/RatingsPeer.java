@@ -21,8 +21,7 @@ final class RatingsPeer implements AutoCloseable {
 
     static final String DEFAULT_BODY = "{\"id\":0,\"ratings\":{\"Reviewer1\":5,\"Reviewer2\":4}}";
 
-    record Arrival(String method, String path, Headers headers, int clientPort) {
-    }
+    record Arrival(String method, String path, Headers headers, int clientPort) {}
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
@@ -36,25 +35,29 @@ final class RatingsPeer implements AutoCloseable {
     RatingsPeer() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
         server.setExecutor(executor);
-        server.createContext("/", exchange -> {
-            Arrival arrival = new Arrival(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-                    exchange.getRequestHeaders(), exchange.getRemoteAddress().getPort());
-            arrivals.add(arrival);
-            arrived.add(arrival);
-            try {
-                if (delayMillis > 0) {
-                    Thread.sleep(delayMillis);
-                }
-                byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-                exchange.getResponseHeaders().set("Content-Type", "application/json");
-                exchange.sendResponseHeaders(status, bytes.length);
-                exchange.getResponseBody().write(bytes);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                exchange.close();
-            }
-        });
+        server.createContext(
+                "/",
+                exchange -> {
+                    Arrival arrival =
+                            new Arrival(
+                                    exchange.getRequestMethod(),
+                                    exchange.getRequestURI().getPath(),
+                                    exchange.getRequestHeaders(),
+                                    exchange.getRemoteAddress().getPort());
+                    arrivals.add(arrival);
+                    arrived.add(arrival);
+                    try (exchange) {
+                        if (delayMillis > 0) {
+                            Thread.sleep(delayMillis);
+                        }
+                        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+                        exchange.getResponseHeaders().set("Content-Type", "application/json");
+                        exchange.sendResponseHeaders(status, bytes.length);
+                        exchange.getResponseBody().write(bytes);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
         server.start();
     }
 
@@ -64,7 +67,8 @@ final class RatingsPeer implements AutoCloseable {
 
     /** The env that points reviews at this peer. */
     Map<String, String> env() {
-        return Map.of("RATINGS_HOSTNAME", "127.0.0.1", "RATINGS_SERVICE_PORT", Integer.toString(port()));
+        return Map.of(
+                "RATINGS_HOSTNAME", "127.0.0.1", "RATINGS_SERVICE_PORT", Integer.toString(port()));
     }
 
     List<Arrival> arrivals() {

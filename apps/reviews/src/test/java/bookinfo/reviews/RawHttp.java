@@ -57,7 +57,8 @@ final class RawHttp implements Closeable {
      * Sends raw bytes on a fresh connection and reads until the server closes it, nothing more has
      * come for quietMillis after the last byte received, or maxMillis have passed.
      */
-    static Exchange exchange(int port, byte[] request, int quietMillis, int maxMillis) throws IOException {
+    static Exchange exchange(int port, byte[] request, int quietMillis, int maxMillis)
+            throws IOException {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.getOutputStream().write(request);
             socket.getOutputStream().flush();
@@ -104,7 +105,8 @@ final class RawHttp implements Closeable {
             }
             got.write(buffer, 0, n);
         }
-        return new Exchange(got.toString(StandardCharsets.ISO_8859_1), closed, (last - start) / 1_000_000);
+        return new Exchange(
+                got.toString(StandardCharsets.ISO_8859_1), closed, (last - start) / 1_000_000);
     }
 
     private final Socket socket;
@@ -119,7 +121,8 @@ final class RawHttp implements Closeable {
     }
 
     /** One request on a fresh connection, closed afterwards. */
-    static Response once(int port, String method, String path, String... headerLines) throws IOException {
+    static Response once(int port, String method, String path, String... headerLines)
+            throws IOException {
         try (RawHttp http = new RawHttp(port)) {
             return http.request(method, path, headerLines);
         }
@@ -127,12 +130,16 @@ final class RawHttp implements Closeable {
 
     Response request(String method, String path, String... headerLines) throws IOException {
         send(method, path, headerLines);
-        return read(method.equals("HEAD"));
+        return read("HEAD".equals(method));
     }
 
     void send(String method, String path, String... headerLines) throws IOException {
-        StringBuilder request = new StringBuilder(method).append(' ').append(path).append(" HTTP/1.1\r\n")
-                .append("Host: 127.0.0.1\r\n");
+        StringBuilder request =
+                new StringBuilder(method)
+                        .append(' ')
+                        .append(path)
+                        .append(" HTTP/1.1\r\n")
+                        .append("Host: 127.0.0.1\r\n");
         for (String line : headerLines) {
             request.append(line).append("\r\n");
         }
@@ -149,7 +156,9 @@ final class RawHttp implements Closeable {
         Map<String, List<String>> headers = new TreeMap<>();
         for (String line = line(); line != null && !line.isEmpty(); line = line()) {
             int colon = line.indexOf(':');
-            headers.computeIfAbsent(line.substring(0, colon).trim().toLowerCase(Locale.ROOT), k -> new ArrayList<>())
+            headers.computeIfAbsent(
+                            line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+                            k -> new ArrayList<>())
                     .add(line.substring(colon + 1).trim());
         }
         List<String> length = headers.get("content-length");
@@ -158,9 +167,10 @@ final class RawHttp implements Closeable {
             return new Response(status, headers, new byte[0], length != null || encoding != null);
         }
         if (length != null) {
-            return new Response(status, headers, in.readNBytes(Integer.parseInt(length.get(0))), true);
+            return new Response(
+                    status, headers, in.readNBytes(Integer.parseInt(length.get(0))), true);
         }
-        if (encoding != null && encoding.get(0).equalsIgnoreCase("chunked")) {
+        if (encoding != null && "chunked".equalsIgnoreCase(encoding.get(0))) {
             return new Response(status, headers, chunked(), true);
         }
         return new Response(status, headers, in.readAllBytes(), false);

@@ -11,7 +11,9 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-/** The service as a real child process (java + the test class path), for exit status and signals. */
+/**
+ * The service as a real child process (java + the test class path), for exit status and signals.
+ */
 final class ReviewsProcess implements AutoCloseable {
 
     final Process process;
@@ -31,11 +33,14 @@ final class ReviewsProcess implements AutoCloseable {
     /** Starts with a clean environment: only what the test gives, plus a free loopback port. */
     static ReviewsProcess start(Map<String, String> env) throws IOException {
         int port = env.containsKey("PORT") ? Integer.parseInt(env.get("PORT")) : freePort();
-        ProcessBuilder builder = new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                "-cp", System.getProperty("java.class.path"),
-                ReviewsApplication.class.getName());
+        ProcessBuilder builder =
+                new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-XX:TieredStopAtLevel=1",
+                        "-Xshare:auto",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        ReviewsApplication.class.getName());
         builder.environment().clear();
         builder.environment().put("PORT", Integer.toString(port));
         builder.environment().put("LISTEN_ADDRESS", "127.0.0.1");
@@ -51,7 +56,8 @@ final class ReviewsProcess implements AutoCloseable {
                 return;
             }
             if (!process.isAlive()) {
-                throw new AssertionError("reviews exited " + process.exitValue() + ": " + String.join("\n", stderr));
+                throw new AssertionError(
+                        "reviews exited " + process.exitValue() + ": " + String.join("\n", stderr));
             }
             Thread.sleep(20);
         }
@@ -59,8 +65,8 @@ final class ReviewsProcess implements AutoCloseable {
     }
 
     /**
-     * SIGTERM through the process handle: Process.destroy() would also close our ends of the child's
-     * stdout and stderr, losing everything it prints while draining.
+     * SIGTERM through the process handle: Process.destroy() would also close our ends of the
+     * child's stdout and stderr, losing everything it prints while draining.
      */
     void sigterm() {
         if (!process.toHandle().destroy()) {
@@ -85,15 +91,21 @@ final class ReviewsProcess implements AutoCloseable {
     }
 
     private static Thread pump(java.io.InputStream in, List<String> lines) {
-        Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                for (String line = r.readLine(); line != null; line = r.readLine()) {
-                    lines.add(line);
-                }
-            } catch (IOException e) {
-                // the process is gone
-            }
-        });
+        Thread t =
+                new Thread(
+                        () -> {
+                            try (BufferedReader r =
+                                    new BufferedReader(
+                                            new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                                for (String line = r.readLine();
+                                        line != null;
+                                        line = r.readLine()) {
+                                    lines.add(line);
+                                }
+                            } catch (IOException e) {
+                                // the process is gone
+                            }
+                        });
         t.setDaemon(true);
         t.start();
         return t;

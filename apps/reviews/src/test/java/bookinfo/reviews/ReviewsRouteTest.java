@@ -20,11 +20,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** GET /reviews/<id> and /health for v1, v2 and v3 against a real ratings peer. */
 class ReviewsRouteTest {
 
-    static final String R1 = "{\"reviewer\":\"Reviewer1\",\"text\":\"An extremely entertaining play by Shakespeare. "
-            + "The slapstick humour is refreshing!\"";
-    static final String R2 = "{\"reviewer\":\"Reviewer2\",\"text\":\"Absolutely fun and entertaining. The play lacks "
-            + "thematic depth when compared to other plays by Shakespeare.\"";
-    static final String UNAVAILABLE = ",\"rating\":{\"error\":\"Ratings service is currently unavailable\"}}";
+    static final String R1 =
+            "{\"reviewer\":\"Reviewer1\",\"text\":\"An extremely entertaining play by Shakespeare. "
+                    + "The slapstick humour is refreshing!\"";
+    static final String R2 =
+            "{\"reviewer\":\"Reviewer2\",\"text\":\"Absolutely fun and entertaining. The play lacks "
+                    + "thematic depth when compared to other plays by Shakespeare.\"";
+    static final String UNAVAILABLE =
+            ",\"rating\":{\"error\":\"Ratings service is currently unavailable\"}}";
 
     static RatingsPeer peer;
     static RunningReviews v1;
@@ -35,8 +38,16 @@ class ReviewsRouteTest {
     static void start() throws IOException {
         peer = new RatingsPeer();
         v1 = RunningReviews.start(Map.of("ENABLE_RATINGS", "false", "SERVICE_VERSION", "v1"));
-        v2 = RunningReviews.start(with(peer.env(), "ENABLE_RATINGS", "true", "STAR_COLOR", "black",
-                "CLUSTER_NAME", "east"));
+        v2 =
+                RunningReviews.start(
+                        with(
+                                peer.env(),
+                                "ENABLE_RATINGS",
+                                "true",
+                                "STAR_COLOR",
+                                "black",
+                                "CLUSTER_NAME",
+                                "east"));
         v3 = RunningReviews.start(with(peer.env(), "ENABLE_RATINGS", "true", "STAR_COLOR", "red"));
     }
 
@@ -62,8 +73,19 @@ class ReviewsRouteTest {
     }
 
     static String expected(String id, String cluster, String rating1, String rating2) {
-        return "{\"id\":\"" + id + "\",\"podname\":\"" + RunningReviews.POD + "\",\"clustername\":\"" + cluster
-                + "\",\"reviews\":[" + R1 + rating1 + "," + R2 + rating2 + "]}";
+        return "{\"id\":\""
+                + id
+                + "\",\"podname\":\""
+                + RunningReviews.POD
+                + "\",\"clustername\":\""
+                + cluster
+                + "\",\"reviews\":["
+                + R1
+                + rating1
+                + ","
+                + R2
+                + rating2
+                + "]}";
     }
 
     static String stars(int n, String color) {
@@ -75,13 +97,16 @@ class ReviewsRouteTest {
         RawHttp.Response r = RawHttp.once(v2.port, "GET", "/reviews/0");
         assertEquals(200, r.status());
         assertEquals("application/json", r.header("Content-Type"));
-        String contract = "{\"id\":\"0\",\"podname\":\"test-pod\",\"clustername\":\"east\",\"reviews\":[{\"reviewer\":"
-                + "\"Reviewer1\",\"text\":\"An extremely entertaining play by Shakespeare. The slapstick humour is "
-                + "refreshing!\",\"rating\":{\"stars\":5,\"color\":\"black\"}},{\"reviewer\":\"Reviewer2\",\"text\":"
-                + "\"Absolutely fun and entertaining. The play lacks thematic depth when compared to other plays by "
-                + "Shakespeare.\",\"rating\":{\"stars\":4,\"color\":\"black\"}}]}";
+        String contract =
+                "{\"id\":\"0\",\"podname\":\"test-pod\",\"clustername\":\"east\",\"reviews\":[{\"reviewer\":"
+                        + "\"Reviewer1\",\"text\":\"An extremely entertaining play by Shakespeare. The slapstick humour is "
+                        + "refreshing!\",\"rating\":{\"stars\":5,\"color\":\"black\"}},{\"reviewer\":\"Reviewer2\",\"text\":"
+                        + "\"Absolutely fun and entertaining. The play lacks thematic depth when compared to other plays by "
+                        + "Shakespeare.\",\"rating\":{\"stars\":4,\"color\":\"black\"}}]}";
         assertEquals(contract, r.text());
-        assertEquals(List.of("/ratings/0"), peer.arrivals().stream().map(RatingsPeer.Arrival::path).toList());
+        assertEquals(
+                List.of("/ratings/0"),
+                peer.arrivals().stream().map(RatingsPeer.Arrival::path).toList());
     }
 
     @Test
@@ -110,14 +135,24 @@ class ReviewsRouteTest {
 
     @Test
     void negativeAndExtremeIntsAreValid() throws IOException {
-        assertTrue(RawHttp.once(v1.port, "GET", "/reviews/-1").text().startsWith("{\"id\":\"-1\","));
+        assertTrue(
+                RawHttp.once(v1.port, "GET", "/reviews/-1").text().startsWith("{\"id\":\"-1\","));
         assertEquals(200, RawHttp.once(v1.port, "GET", "/reviews/2147483647").status());
         assertEquals(200, RawHttp.once(v1.port, "GET", "/reviews/-2147483648").status());
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"/reviews/abc", "/reviews/2147483648", "/reviews/0x10", "/reviews/1.5", "/reviews/",
-        "/reviews", "/reviews/1/2", "/reviews/%20"})
+    @ValueSource(
+            strings = {
+                "/reviews/abc",
+                "/reviews/2147483648",
+                "/reviews/0x10",
+                "/reviews/1.5",
+                "/reviews/",
+                "/reviews",
+                "/reviews/1/2",
+                "/reviews/%20"
+            })
     void nonIntIdsAndMissingIdsAre404Json(String path) throws IOException {
         RawHttp.Response r = RawHttp.once(v2.port, "GET", path);
         assertEquals(404, r.status());
@@ -156,10 +191,12 @@ class ReviewsRouteTest {
     @Test
     void aReviewerMissingFromRatingsIsUnavailableAloneLikeUpstream() throws IOException {
         peer.body = "{\"id\":0,\"ratings\":{\"Reviewer2\":2}}";
-        assertEquals(expected("0", "east", UNAVAILABLE, stars(2, "black")),
+        assertEquals(
+                expected("0", "east", UNAVAILABLE, stars(2, "black")),
                 RawHttp.once(v2.port, "GET", "/reviews/0").text());
         peer.body = "{\"id\":0,\"ratings\":{\"Reviewer1\":\"five\",\"Reviewer2\":3.9}}";
-        assertEquals(expected("0", "east", UNAVAILABLE, stars(3, "black")),
+        assertEquals(
+                expected("0", "east", UNAVAILABLE, stars(3, "black")),
                 RawHttp.once(v2.port, "GET", "/reviews/0").text());
     }
 
@@ -169,8 +206,15 @@ class ReviewsRouteTest {
         try (ServerSocket s = new ServerSocket(0)) {
             closedPort = s.getLocalPort();
         }
-        try (RunningReviews orphan = RunningReviews.start(Map.of("ENABLE_RATINGS", "true",
-                "RATINGS_HOSTNAME", "127.0.0.1", "RATINGS_SERVICE_PORT", Integer.toString(closedPort)))) {
+        try (RunningReviews orphan =
+                RunningReviews.start(
+                        Map.of(
+                                "ENABLE_RATINGS",
+                                "true",
+                                "RATINGS_HOSTNAME",
+                                "127.0.0.1",
+                                "RATINGS_SERVICE_PORT",
+                                Integer.toString(closedPort)))) {
             RawHttp.Response r = RawHttp.once(orphan.port, "GET", "/reviews/0");
             assertEquals(200, r.status());
             assertEquals(expected("0", "null", UNAVAILABLE, UNAVAILABLE), r.text());

@@ -27,7 +27,8 @@ final class RunningReviews implements AutoCloseable {
         full.put("HOSTNAME", POD);
         full.put("LOG_LEVEL", "warn");
         full.putAll(env);
-        return new RunningReviews(ReviewsServer.start(ReviewsConfig.fromEnv(full).withPort(0), hooks));
+        return new RunningReviews(
+                ReviewsServer.start(ReviewsConfig.fromEnv(full).withPort(0), hooks));
     }
 
     @Override

@@ -6,8 +6,7 @@ import java.util.Map;
 /** The samples of a Prometheus text scrape, by series ("name{labels}"), for assertions. */
 final class Scrape {
 
-    private Scrape() {
-    }
+    private Scrape() {}
 
     static Map<String, Double> samples(String text) {
         Map<String, Double> samples = new LinkedHashMap<>();

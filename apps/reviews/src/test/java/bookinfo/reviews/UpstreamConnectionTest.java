@@ -59,7 +59,10 @@ class UpstreamConnectionTest {
             call(reviews, 101);
         }
         assertEquals(List.of(100, 1), peer.requestsPerConnection());
-        assertFalse(peer.arrivals().stream().anyMatch(a -> "close".equalsIgnoreCase(a.headers().getFirst("Connection"))));
+        assertFalse(
+                peer.arrivals().stream()
+                        .anyMatch(
+                                a -> "close".equalsIgnoreCase(a.headers().getFirst("Connection"))));
     }
 
     @Test
@@ -76,7 +79,9 @@ class UpstreamConnectionTest {
     @Test
     void outboundSocketsFollowHttpNodelay() {
         assertTrue(RatingsHttpClient.socketConfig(ReviewsConfig.fromEnv(Map.of())).isTcpNoDelay());
-        assertFalse(RatingsHttpClient.socketConfig(ReviewsConfig.fromEnv(Map.of("HTTP_NODELAY", "false")))
-                .isTcpNoDelay());
+        assertFalse(
+                RatingsHttpClient.socketConfig(
+                                ReviewsConfig.fromEnv(Map.of("HTTP_NODELAY", "false")))
+                        .isTcpNoDelay());
     }
 }

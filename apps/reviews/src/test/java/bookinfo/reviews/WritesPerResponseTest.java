@@ -36,7 +36,9 @@ class WritesPerResponseTest {
 
     @BeforeAll
     static void start() throws IOException {
-        assumeTrue(Files.isExecutable(Path.of("/usr/bin/ss")) || Files.isExecutable(Path.of("/bin/ss")),
+        assumeTrue(
+                Files.isExecutable(Path.of("/usr/bin/ss"))
+                        || Files.isExecutable(Path.of("/bin/ss")),
                 "needs iproute2's ss");
         peer = new RatingsPeer();
         Map<String, String> v2 = new HashMap<>(peer.env());
@@ -76,7 +78,10 @@ class WritesPerResponseTest {
                     assertTrue(r.framed());
                     // One segment: with Nagle on (HTTP_NODELAY=false) there is no second write that
                     // could wait for the client's delayed ACK.
-                    assertEquals(1, dataSegmentsIn(http.localPort()) - before, path + " on port " + server.port);
+                    assertEquals(
+                            1,
+                            dataSegmentsIn(http.localPort()) - before,
+                            path + " on port " + server.port);
                 }
             }
         }
@@ -87,9 +92,12 @@ class WritesPerResponseTest {
     void oneWritePerResponseWithKeepAliveOff(String path) throws Exception {
         try (Socket socket = new Socket("127.0.0.1", noKeepAlive.port)) {
             socket.setSoTimeout(5000);
-            socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                    .getBytes(StandardCharsets.ISO_8859_1));
-            byte[] all = socket.getInputStream().readAllBytes(); // the server closes after the response
+            socket.getOutputStream()
+                    .write(
+                            ("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                                    .getBytes(StandardCharsets.ISO_8859_1));
+            byte[] all =
+                    socket.getInputStream().readAllBytes(); // the server closes after the response
             assertTrue(new String(all, StandardCharsets.ISO_8859_1).contains("Connection: close"));
             assertEquals(1, dataSegmentsIn(socket.getLocalPort()), path);
         }
@@ -97,8 +105,10 @@ class WritesPerResponseTest {
 
     /** data_segs_in of the client socket bound to localPort (ss omits the field while it is 0). */
     static long dataSegmentsIn(int localPort) throws IOException, InterruptedException {
-        Process ss = new ProcessBuilder("ss", "-tinH", "state", "all", "( sport = :" + localPort + " )")
-                .redirectErrorStream(true).start();
+        Process ss =
+                new ProcessBuilder("ss", "-tinH", "state", "all", "( sport = :" + localPort + " )")
+                        .redirectErrorStream(true)
+                        .start();
         String out = new String(ss.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, ss.waitFor(), out);
         assertTrue(out.contains(":" + localPort), "ss shows the socket: " + out);

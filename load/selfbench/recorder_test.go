@@ -1,4 +1,4 @@
-package bench
+package selfbench
 
 import (
 	"context"
