@@ -73,14 +73,14 @@ class WritesPerResponseTest {
                     http.request("GET", path); // warm: class loading, JIT, the ratings pool
                 }
                 for (int i = 0; i < 5; i++) {
-                    long before = dataSegmentsIn(http.localPort());
+                    long before = dataSegmentsIn(http.localPort(), server.port);
                     RawHttp.Response r = http.request("GET", path);
                     assertTrue(r.framed());
                     // One segment: with Nagle on (HTTP_NODELAY=false) there is no second write that
                     // could wait for the client's delayed ACK.
                     assertEquals(
                             1,
-                            dataSegmentsIn(http.localPort()) - before,
+                            dataSegmentsIn(http.localPort(), server.port) - before,
                             path + " on port " + server.port);
                 }
             }
@@ -99,14 +99,24 @@ class WritesPerResponseTest {
             byte[] all =
                     socket.getInputStream().readAllBytes(); // the server closes after the response
             assertTrue(new String(all, StandardCharsets.ISO_8859_1).contains("Connection: close"));
-            assertEquals(1, dataSegmentsIn(socket.getLocalPort()), path);
+            assertEquals(1, dataSegmentsIn(socket.getLocalPort(), noKeepAlive.port), path);
         }
     }
 
-    /** data_segs_in of the client socket bound to localPort (ss omits the field while it is 0). */
-    static long dataSegmentsIn(int localPort) throws IOException, InterruptedException {
+    /**
+     * data_segs_in of the client socket from localPort to remotePort (ss omits the field while it
+     * is 0). Both ports: another connection of this machine may use the same local port number
+     * towards another peer.
+     */
+    static long dataSegmentsIn(int localPort, int remotePort)
+            throws IOException, InterruptedException {
         Process ss =
-                new ProcessBuilder("ss", "-tinH", "state", "all", "( sport = :" + localPort + " )")
+                new ProcessBuilder(
+                                "ss",
+                                "-tinH",
+                                "state",
+                                "all",
+                                "( sport = :" + localPort + " and dport = :" + remotePort + " )")
                         .redirectErrorStream(true)
                         .start();
         String out = new String(ss.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
