@@ -44,7 +44,7 @@ container-tools: ## install podman, runc and mmdebstrap for make images and the 
 	@bash scripts/container-tools.sh
 
 .PHONY: cluster-tools
-cluster-tools: container-tools ## build/cache kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd and CoreDNS for scripts/cluster.sh (outside the repo)
+cluster-tools: container-tools ## build/cache kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd and CoreDNS for scripts/cluster.sh, and kube-burner for scale/ (KUBE_BURNER=/path/to/yours) (outside the repo)
 	@bash scripts/k8s-tools.sh --cluster
 
 .PHONY: cluster-up
