@@ -31,7 +31,7 @@ demo: setup ## tuned and legacy stacks side by side, short scenarios on details 
 	@$(BOOKLOAD) demo
 
 .PHONY: tools
-tools: ## build/cache kube-apiserver, etcd, istioctl (ISTIOCTL=/path/to/istioctl to use yours) and CRDs for the manifest tests (outside the repo)
+tools: ## build/cache kube-apiserver, etcd, istioctl (ISTIOCTL=/path/to/istioctl to use yours), kube-burner (KUBE_BURNER=...) and CRDs for the manifest tests (outside the repo)
 	@bash scripts/k8s-tools.sh
 
 .PHONY: load-tools

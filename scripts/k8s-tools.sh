@@ -8,9 +8,10 @@
 #   CRDs            Gateway API standard + Istio, taken from their Go modules
 #   istio-samples   the Istio docs' Bookinfo routing rules (VirtualServices, HTTPRoutes)
 #   actionlint      the GitHub Actions workflow linter, built from its Go module
-#   kube-burner     (with --cluster or --kube-burner) the scale scenario's
-#                   driver (scale/): KUBE_BURNER=/path/to/kube-burner if given,
-#                   else built from its Go module (see install_kube_burner)
+#   kube-burner     the scale scenario's driver (scale/, its manifest tests):
+#                   KUBE_BURNER=/path/to/kube-burner if given, else built from
+#                   its Go module (see install_kube_burner); also with
+#                   --cluster, and alone with --kube-burner
 # Everything lands in ${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools},
 # outside the repo; a tool already there is skipped. Re-running is cheap.
 # With --cluster it builds what scripts/cluster.sh runs instead: the other
@@ -351,4 +352,5 @@ build_kube kube-apiserver
 fetch_crds
 install_istioctl
 build_actionlint
-say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl,actionlint}, $CRDS, $TOOLS/istio-samples"
+install_kube_burner
+say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl,actionlint,kube-burner}, $CRDS, $TOOLS/istio-samples"
