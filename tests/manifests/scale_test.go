@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -533,5 +536,47 @@ func TestScaleBadKnobs(t *testing.T) {
 				t.Errorf("output %q does not say %q", strings.TrimSpace(string(out)), tc.want)
 			}
 		})
+	}
+}
+
+// With --prometheus-url, kube-burner asks that Prometheus every query of
+// scale/metrics.yml for the job's time range. A stand-in answers them with
+// empty results and records what was asked.
+func TestScalePrometheus(t *testing.T) {
+	c := cluster(t)
+	var mu sync.Mutex
+	asked := map[string]bool{}
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		asked[r.Form.Get("query")] = true
+		mu.Unlock()
+		kind := "vector"
+		if strings.HasSuffix(r.URL.Path, "/query_range") {
+			kind = "matrix"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[]}}`, kind)
+	}))
+	defer prom.Close()
+	scaleRun(t, c, "up", "--namespaces", "2", "--replicas", "3", "--prefix", "scale-prom", "--no-wait", "--prometheus-url", prom.URL)
+
+	data, err := os.ReadFile(filepath.Join(repoRoot, "scale", "metrics.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var profile []struct {
+		Query      string `yaml:"query"`
+		MetricName string `yaml:"metricName"`
+	}
+	if err := yaml.Unmarshal(data, &profile); err != nil || len(profile) == 0 {
+		t.Fatalf("scale/metrics.yml: %v (%d queries)", err, len(profile))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, q := range profile {
+		if !asked[q.Query] {
+			t.Errorf("%s: query never sent to Prometheus: %s", q.MetricName, q.Query)
+		}
 	}
 }
