@@ -31,7 +31,7 @@ demo: setup ## tuned and legacy stacks side by side, short scenarios on details 
 	@$(BOOKLOAD) demo
 
 .PHONY: tools
-tools: ## build/cache kube-apiserver, etcd, istioctl (ISTIOCTL=/path/to/istioctl to use yours) and CRDs for the manifest tests (outside the repo)
+tools: ## build/cache kube-apiserver, etcd, istioctl (ISTIOCTL=/path/to/istioctl to use yours), kube-burner (KUBE_BURNER=...) and CRDs for the manifest tests (outside the repo)
 	@bash scripts/k8s-tools.sh
 
 .PHONY: load-tools
@@ -44,7 +44,7 @@ container-tools: ## install podman, runc and mmdebstrap for make images and the 
 	@bash scripts/container-tools.sh
 
 .PHONY: cluster-tools
-cluster-tools: container-tools ## build/cache kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd and CoreDNS for scripts/cluster.sh (outside the repo)
+cluster-tools: container-tools ## build/cache kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd and CoreDNS for scripts/cluster.sh, and kube-burner for scale/ (KUBE_BURNER=/path/to/yours) (outside the repo)
 	@bash scripts/k8s-tools.sh --cluster
 
 .PHONY: cluster-up

@@ -8,13 +8,18 @@
 #   CRDs            Gateway API standard + Istio, taken from their Go modules
 #   istio-samples   the Istio docs' Bookinfo routing rules (VirtualServices, HTTPRoutes)
 #   actionlint      the GitHub Actions workflow linter, built from its Go module
+#   kube-burner     the scale scenario's driver (scale/, its manifest tests):
+#                   KUBE_BURNER=/path/to/kube-burner if given, else built from
+#                   its Go module (see install_kube_burner); also with
+#                   --cluster, and alone with --kube-burner
 # Everything lands in ${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools},
 # outside the repo; a tool already there is skipped. Re-running is cheap.
 # With --cluster it builds what scripts/cluster.sh runs instead: the other
 # Kubernetes components (kubelet, kube-controller-manager, kube-scheduler,
 # kube-proxy) from the same module, containerd with its shims and ctr from
 # Debian's package, and CoreDNS from its Go module.
-# Usage: [ISTIOCTL=/path/to/istioctl] scripts/k8s-tools.sh [--print-dir | --cluster]
+# Usage: [ISTIOCTL=/path/to/istioctl] [KUBE_BURNER=/path/to/kube-burner] \
+#          scripts/k8s-tools.sh [--print-dir | --cluster | --kube-burner]
 set -euo pipefail
 
 K8S_VERSION=v1.32.13         # kube-apiserver; staging modules are v0.32.13
@@ -35,6 +40,8 @@ ISTIO_VERSION=${BOOKINFO_ISTIO_VERSION:-v0.0.0-20260423205519-b01690e6db7d}
 # renovate: go github.com/rhysd/actionlint
 ACTIONLINT_VERSION=v1.7.12
 COREDNS_VERSION=v1.11.3
+# renovate: go github.com/kube-burner/kube-burner
+KUBE_BURNER_VERSION=v1.14.0
 
 TOOLS=${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools}
 if [ "${1:-}" = --print-dir ]; then echo "$TOOLS"; exit 0; fi
@@ -229,6 +236,50 @@ build_istioctl() {
   say "istioctl built: $("$out" version --remote=false)"
 }
 
+# kube-burner: an installed one (KUBE_BURNER=/path/to/kube-burner) is used as
+# it is. Otherwise it is built from its Go module: this is for a machine that
+# cannot reach the project's release download (a GitHub asset) but reaches a
+# Go module proxy; a user who can should rather install the release binary and
+# pass KUBE_BURNER. `go install github.com/kube-burner/kube-burner@version`
+# fails there on the module's deprecation lookup, so, as for istioctl, the
+# build runs inside a writable copy of the downloaded module (about 3 min cold
+# on 2 cores), with the version stamped where `kube-burner version` reads it.
+install_kube_burner() {
+  local out=$BIN/kube-burner
+  if [ -n "${KUBE_BURNER:-}" ]; then
+    [ -x "$KUBE_BURNER" ] || die "KUBE_BURNER=$KUBE_BURNER is not an executable file"
+    "$KUBE_BURNER" version >/dev/null 2>&1 || die "KUBE_BURNER=$KUBE_BURNER does not run (\`kube-burner version\` failed)"
+    if [ "$(realpath "$KUBE_BURNER")" != "$(realpath "$out" 2>/dev/null)" ]; then
+      ln -sfn "$(realpath "$KUBE_BURNER")" "$out"
+    fi
+    echo "KUBE_BURNER=$KUBE_BURNER" >"$out.module"
+    say "kube-burner: using KUBE_BURNER=$KUBE_BURNER ($("$out" version 2>/dev/null | grep -m1 -i version))"
+    return
+  fi
+  # The version check reads the whole output first: grep -q would close the
+  # pipe early and, under pipefail, fail the check on kube-burner's SIGPIPE.
+  if [ -x "$out" ] && [ "$(cat "$out.module" 2>/dev/null)" = "$KUBE_BURNER_VERSION" ] &&
+    [[ $("$out" version 2>/dev/null) == *"Version: $KUBE_BURNER_VERSION"* ]]; then
+    say "kube-burner $KUBE_BURNER_VERSION cached ($out)"; return
+  fi
+  say "kube-burner $KUBE_BURNER_VERSION: building from github.com/kube-burner/kube-burner (cold: about 3 min on 2 cores)"
+  local mod dir=$SRC/kube-burner-$KUBE_BURNER_VERSION t0 commit
+  t0=$(date +%s)
+  mod=$(moddir "github.com/kube-burner/kube-burner@$KUBE_BURNER_VERSION")
+  [ -d "$mod" ] || die "could not download github.com/kube-burner/kube-burner@$KUBE_BURNER_VERSION"
+  commit=$(go mod download -json "github.com/kube-burner/kube-burner@$KUBE_BURNER_VERSION" |
+    sed -n 's/^[[:space:]]*"Hash": "\(.*\)",\{0,1\}$/\1/p')
+  rm -rf "$dir" && cp -r "$mod" "$dir" && chmod -R u+w "$dir"
+  local v=github.com/cloud-bulldozer/go-commons/version
+  (cd "$dir" && go mod download && CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$out.tmp" -ldflags "-s -w \
+    -X $v.Version=$KUBE_BURNER_VERSION -X $v.GitCommit=${commit:-unknown} \
+    -X $v.BuildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)" ./cmd/kube-burner) ||
+    { rm -rf "$dir"; die "kube-burner: build failed (see above)"; }
+  mv "$out.tmp" "$out" && echo "$KUBE_BURNER_VERSION" >"$out.module"
+  rm -rf "$dir"
+  say "kube-burner built in $(( $(date +%s) - t0 ))s: $("$out" version 2>/dev/null | grep -m1 -i version)"
+}
+
 build_actionlint() {
   local out=$BIN/actionlint
   if [ -x "$out" ] && [ "$("$out" -version 2>/dev/null | head -1)" = "$ACTIONLINT_VERSION" ]; then
@@ -283,11 +334,16 @@ fetch_crds() {
 
 start=$(date +%s)
 say "tools dir $TOOLS"
+if [ "${1:-}" = --kube-burner ]; then
+  install_kube_burner
+  exit 0
+fi
 if [ "${1:-}" = --cluster ]; then
   install_etcd
   for c in kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy; do build_kube "$c"; done
   install_containerd
   build_coredns
+  install_kube_burner
   say "cluster tools ready in $(( $(date +%s) - start ))s in $BIN"
   exit 0
 fi
@@ -296,4 +352,5 @@ build_kube kube-apiserver
 fetch_crds
 install_istioctl
 build_actionlint
-say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl,actionlint}, $CRDS, $TOOLS/istio-samples"
+install_kube_burner
+say "ready in $(( $(date +%s) - start ))s: $BIN/{kube-apiserver,etcd,istioctl,actionlint,kube-burner}, $CRDS, $TOOLS/istio-samples"

@@ -142,7 +142,8 @@ func startAPIServer() (_ *apiServer, err error) {
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(ports[2]),
 		"--cert-dir="+filepath.Join(dir, "certs"),
-		"--service-cluster-ip-range=10.0.0.0/24",
+		// Room for the scale tests: 500 namespaces x 2 Services, per mode.
+		"--service-cluster-ip-range=10.0.0.0/16",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+keyFile,
 		"--service-account-signing-key-file="+keyFile,
