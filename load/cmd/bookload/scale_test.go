@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fanout"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scale"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scale/scaletest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+)
+
+func delayServer(t *testing.T, d time.Duration) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(d)
+		_, _ = w.Write([]byte(`{"id":0,"ratings":{}}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// swapURL makes one namespace's client load another app: the run request's
+// target URL is rewritten on its way to the agent.
+func swapURL(from, to string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			b = bytes.ReplaceAll(b, []byte(from), []byte(to))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func scaleScenario(t *testing.T) *scenario.Scenario {
+	s, err := scenario.Parse("scale-test.yaml", []byte(`name: scale-test
+service: ratings
+path: /ratings/0
+warmup: 300ms
+repetitions: 2
+profiles:
+  - {name: 20rps-2c, qps: 20, connections: 2, duration: 1s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func scaleConfig(api string) scale.Config {
+	return scale.Config{API: &kube.API{Base: api}, Selector: scale.DefaultSelector, ClientService: "fortio:8080",
+		ClientKind: scale.ClientAgent, Cost: true, CostInterval: 200 * time.Millisecond}
+}
+
+// TestScaleEndToEnd: three namespaces' agents behind a fake API server
+// proxy, one loading an app 10x slower: discovery, the runner, the store,
+// the merged histograms, the spread naming the slow namespace, the cost
+// arithmetic from the nodes' summaries, the summary tables and compare.
+func TestScaleEndToEnd(t *testing.T) {
+	fast, slow := delayServer(t, 2*time.Millisecond), delayServer(t, 20*time.Millisecond)
+	cl := scaletest.New(scaletest.Options{Namespaces: 3, Mesh: true, Wrap: func(ns string, h http.Handler) http.Handler {
+		if ns == "scale-3" {
+			return swapURL(fast.URL, slow.URL, h)
+		}
+		return h
+	}})
+	defer cl.Close()
+	cfg := scaleConfig(cl.API.URL)
+	cfg.AppURL = fast.URL
+	var stdout, stderr bytes.Buffer
+	out := t.TempDir()
+	code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 0, out, map[string]string{"cluster": "fake"}, "md")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	runs, err := results.OpenAll([]string{out})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%v %d runs", err, len(runs))
+	}
+	run := runs[0]
+	if run.Run.Status != results.StatusComplete || len(run.Reps) != 2 || run.Run.Engines["sidecar"] != fanout.Name || run.Run.Targets[0].Name != "sidecar" {
+		t.Fatalf("run %s, %d reps, engines %v, targets %+v", run.Run.Status, len(run.Reps), run.Run.Engines, run.Run.Targets)
+	}
+	for _, r := range run.Reps {
+		// 3 namespaces x 20 rps x 1 s
+		if r.Requests < 57 || r.Requests > 63 || r.Errors != 0 || r.ActualQPS < 57 || r.RequestedQPS != 60 {
+			t.Errorf("rep %d: %d requests, %d errors, %.1f of %.0f qps", r.Repetition, r.Requests, r.Errors, r.ActualQPS, r.RequestedQPS)
+		}
+		// A third of the requests are slow: p50 fast, p90 slow.
+		if p := r.Latency.Plain.SummaryMS; p.P50 > 15 || p.P90 < 20 || p.Count != r.Requests {
+			t.Errorf("rep %d merged latency %+v: want p50 of the fast apps, p90 of the slow one", r.Repetition, p)
+		}
+		sp := r.EngineMetadata["spread"].(map[string]any)
+		if w := sp["p99_ms"].(map[string]any)["worst"]; w != "scale-3" {
+			t.Errorf("rep %d: worst p99 %v, want scale-3", r.Repetition, w)
+		}
+		if n := r.EngineMetadata["members"]; n != 3.0 {
+			t.Errorf("members %v", n)
+		}
+		c := clustercost.FromMetadata(r.EngineMetadata)
+		if c == nil || c.Groups == nil {
+			t.Fatalf("rep %d: no cluster cost in %v", r.Repetition, r.EngineMetadata["cluster_cost"])
+		}
+		if c.Samples < 3 {
+			t.Errorf("rep %d: %d samples in a 1 s window sampled every 200 ms", r.Repetition, c.Samples)
+		}
+		for g, want := range cl.WantCPU(c.Samples, true) {
+			if got := c.Groups[g].CPUSeconds; math.Abs(got-want) > 1e-9 {
+				t.Errorf("rep %d: %s %.4f CPU-s, want %.4f", r.Repetition, g, got, want)
+			}
+		}
+		wantMesh := (c.Groups["sidecars"].CPUSeconds + c.Groups["ztunnel"].CPUSeconds + c.Groups["istiod"].CPUSeconds)
+		if math.Abs(c.MeshCPUSeconds-wantMesh) > 1e-9 || c.RequestsServed != r.Requests {
+			t.Errorf("mesh %.4f, want %.4f; served %d", c.MeshCPUSeconds, wantMesh, c.RequestsServed)
+		}
+		if q := float64(c.QueriesPerMeshCore); math.Abs(q-float64(r.Requests)/wantMesh) > 0.05 {
+			t.Errorf("queries per mesh core %v, want %.1f", c.QueriesPerMeshCore, float64(r.Requests)/wantMesh)
+		}
+		if c.Groups["sidecars"].Containers != 6 || c.Groups["clients"].Containers != 3 || c.Groups["apps"].Containers != 3 {
+			t.Errorf("containers by group: %+v", c.Groups)
+		}
+	}
+	o := stdout.String()
+	for _, want := range []string{"### Scale: all namespaces together", "### Spread between namespaces", "| scale-3 |", "### Cluster cost", "| sidecar | 1 | 3 |", "sidecar"} {
+		if !strings.Contains(o, want) {
+			t.Errorf("summary lacks %q:\n%s", want, o)
+		}
+	}
+	if !strings.Contains(stderr.String(), "3 namespaces (scale-1 .. scale-3) as target sidecar") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if cl.API.CallCount("service") == 0 || cl.API.CallCount("summary") == 0 {
+		t.Errorf("calls %v", cl.API.Calls)
+	}
+}
+
+// TestScaleNoMesh: without a mesh the queries per mesh core are n/a.
+func TestScaleNoMesh(t *testing.T) {
+	app := delayServer(t, time.Millisecond)
+	cl := scaletest.New(scaletest.Options{Namespaces: 2, Mode: "no-mesh"})
+	defer cl.Close()
+	cfg := scaleConfig(cl.API.URL)
+	cfg.AppURL = app.URL
+	var stdout, stderr bytes.Buffer
+	if code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, t.TempDir(), nil, "md"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "| no-mesh | 1 |") || !strings.Contains(stdout.String(), "| n/a |") {
+		t.Errorf("no-mesh summary:\n%s", stdout.String())
+	}
+}
+
+func TestScaleErrors(t *testing.T) {
+	app := delayServer(t, time.Millisecond)
+	failing := func(ns string, h http.Handler) http.Handler {
+		if ns != "scale-2" {
+			return h
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/run") {
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write([]byte(`{"error":"load failed: boom"}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	cl := scaletest.New(scaletest.Options{Namespaces: 3, Wrap: failing})
+	defer cl.Close()
+
+	t.Run("no namespace matches", func(t *testing.T) {
+		cfg := scaleConfig(cl.API.URL)
+		cfg.AppURL = app.URL
+		cfg.Selector = "bookinfo-bench/scale=true,bookinfo-bench/scale-mode=ambient"
+		var stdout, stderr bytes.Buffer
+		code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, t.TempDir(), nil, "md")
+		if code != 1 || !strings.Contains(stderr.String(), `no namespace matches --selector "bookinfo-bench/scale=true,bookinfo-bench/scale-mode=ambient"`) {
+			t.Errorf("exit %d: %s", code, stderr.String())
+		}
+	})
+	t.Run("a member fails", func(t *testing.T) {
+		cfg := scaleConfig(cl.API.URL)
+		cfg.AppURL = app.URL
+		cfg.Cost = false
+		var stdout, stderr bytes.Buffer
+		out := t.TempDir()
+		s := scaleScenario(t)
+		s.Warmup = 0
+		code := runScale(context.Background(), &stdout, &stderr, cfg, s, 1, out, nil, "md")
+		if code != 1 || !strings.Contains(stderr.String(), "namespace scale-2: bookload agent at") || !strings.Contains(stderr.String(), "boom") {
+			t.Errorf("exit %d: %s", code, stderr.String())
+		}
+		runs, err := results.OpenAll([]string{out})
+		if err != nil || len(runs) != 1 || runs[0].Run.Status != results.StatusPartial || !strings.Contains(runs[0].Run.Note, "scale-2") {
+			t.Errorf("the run is not kept as partial naming scale-2: %v %+v", err, runs)
+		}
+	})
+	t.Run("modes disagree", func(t *testing.T) {
+		cl.API.Lock()
+		cl.API.Namespaces[0].Labels[scale.ModeLabel] = "ambient"
+		cl.API.Unlock()
+		defer func() { cl.API.Lock(); cl.API.Namespaces[0].Labels[scale.ModeLabel] = "sidecar"; cl.API.Unlock() }()
+		cfg := scaleConfig(cl.API.URL)
+		cfg.AppURL = app.URL
+		var stdout, stderr bytes.Buffer
+		code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, t.TempDir(), nil, "md")
+		if code != 1 || !strings.Contains(stderr.String(), "disagree on bookinfo-bench/scale-mode") {
+			t.Errorf("exit %d: %s", code, stderr.String())
+		}
+	})
+	t.Run("bad flags", func(t *testing.T) {
+		for _, c := range []struct {
+			args []string
+			says string
+		}{
+			{[]string{"smoke", "--client-service", "fortio"}, `--client-service "fortio"`},
+			{[]string{"smoke", "--client-service", "fortio:http"}, `--client-service "fortio:http"`},
+			{[]string{"smoke", "--app-url", "ratings:9080"}, `--app-url "ratings:9080"`},
+			{[]string{"smoke", "--client", "k6"}, `--client "k6"`},
+			{[]string{"smoke", "--selector", " "}, "--selector: empty"},
+			{[]string{"smoke", "--name", "a b"}, `--name "a b"`},
+			{[]string{"smoke", "--api", "127.0.0.1:8001"}, `--api "127.0.0.1:8001"`},
+			{[]string{"smoke", "--repetitions", "-1"}, "--repetitions -1"},
+		} {
+			msg, code := captureStderr(t, func() int { return scaleCmd(c.args) })
+			if code != 2 || !strings.Contains(msg, c.says) {
+				t.Errorf("%v: exit %d, %q; want 2 and a message with %q", c.args, code, msg, c.says)
+			}
+		}
+	})
+}
+
+// captureStderr runs f with os.Stderr redirected.
+func captureStderr(t *testing.T, f func() int) (string, int) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	code := f()
+	os.Stderr = old
+	w.Close()
+	return <-done, code
+}
