@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +260,44 @@ func captureStderr(t *testing.T, f func() int) (string, int) {
 	os.Stderr = old
 	w.Close()
 	return <-done, code
+}
+
+// TestRunClusterCost: `bookload run --cluster-cost` against a local target
+// records each repetition's cost from the fake cluster and prints it.
+func TestRunClusterCost(t *testing.T) {
+	cl := scaletest.New(scaletest.Options{Namespaces: 1, Mesh: true})
+	defer cl.Close()
+	dir := t.TempDir()
+	sc := writeScenario(t, dir, tiny)
+	out := filepath.Join(dir, "results")
+	stdout, code := capture(t, func() int {
+		return runCmd([]string{sc, "--target", "x=" + okServer(t).URL, "--out", out, "--cluster-cost", "--api", cl.API.URL,
+			"--cost-namespaces", "scale-1", "--cost-interval", "100ms"})
+	})
+	if code != 0 || !strings.Contains(stdout, "### Cluster cost per repetition window") || !strings.Contains(stdout, "| x | 100rps-2c | 2 |") {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	runs, err := results.OpenAll([]string{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs[0].Reps {
+		c := clustercost.FromMetadata(r.EngineMetadata)
+		if c == nil || c.Groups == nil || c.Groups[clustercost.GroupApps].CPUSeconds <= 0 || c.QueriesPerMeshCore.IsNA() || c.RequestsServed != r.Requests {
+			t.Errorf("rep %d cost %+v", r.Repetition, c)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{sc, "--cluster-cost"}, "--cluster-cost needs --cost-namespaces"},
+		{[]string{sc, "--api", cl.API.URL}, "go with --cluster-cost"},
+		{[]string{sc, "--cluster-cost", "--cost-namespaces", "a", "--api", "nope"}, `--api "nope"`},
+	} {
+		msg, code := captureStderr(t, func() int { return runCmd(c.args) })
+		if code != 2 || !strings.Contains(msg, c.says) {
+			t.Errorf("%v: exit %d %q, want 2 and %q", c.args, code, msg, c.says)
+		}
+	}
 }

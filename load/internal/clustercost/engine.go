@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 )
 
 // Engine wraps another engine: each repetition (not a warmup) is sampled
@@ -58,4 +59,16 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	}
 	res.Metadata["cluster_cost"] = cost
 	return res, nil
+}
+
+// Wrap wraps every engine pick returns with the cost of the cluster s
+// samples.
+func Wrap(pick func(loadtarget.Target) (engine.Engine, error), s *Sampler) func(loadtarget.Target) (engine.Engine, error) {
+	return func(t loadtarget.Target) (engine.Engine, error) {
+		e, err := pick(t)
+		if err != nil {
+			return nil, err
+		}
+		return &Engine{Inner: e, Sampler: s}, nil
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"regexp"
@@ -57,7 +58,7 @@ func StartProxy(ctx context.Context, kubeconfig, kubeContext string) (*Proxy, er
 		return len(b), nil
 	})
 	if err := cmd.Start(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("kubectl proxy: %s not found (install kubectl, set KUBECTL, or give --api URL of a running proxy)", bin)
 		}
 		return nil, fmt.Errorf("kubectl proxy: %w", err)

@@ -26,15 +26,13 @@ func spreadOf(md map[string]any) (fanout.SpreadStats, int, bool) {
 // the totals and merged latency, the spread between namespaces, and the
 // cluster's cost.
 func WriteSummary(w io.Writer, runs []*results.Loaded) error {
-	var lat, spread, cost strings.Builder
+	var lat, spread strings.Builder
 	fmt.Fprintln(&lat, "| target | rep | namespaces | requests | errors | qps | p50 | p90 | p99 | p99.9 | corr p50 | corr p90 | corr p99 | corr p99.9 |")
 	fmt.Fprintln(&lat, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	fmt.Fprintln(&spread, "| target | rep | p50 min / med / max | p99 min / med / max | worst p99 | corr p99 max (worst) | qps min / med / max | lowest qps | most errors |")
 	fmt.Fprintln(&spread, "|---|---:|---|---|---|---|---|---|---|")
-	fmt.Fprintln(&cost, "| target | rep | window s | mesh CPU-s | apps CPU-s | clients CPU-s | mesh peak MiB | queries per mesh core | queries per core (apps+mesh) |")
-	fmt.Fprintln(&cost, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	var nSpread, nCost int
-	var notes []string
+	var nSpread int
+	var all []results.Rep
 	for _, run := range runs {
 		for _, r := range run.Reps {
 			p, c := r.Latency.Plain.SummaryMS, r.Latency.Corrected.SummaryMS
@@ -58,19 +56,7 @@ func WriteSummary(w io.Writer, runs []*results.Loaded) error {
 					ms(sp.CorrectedP99.Max), sp.CorrectedP99.Worst,
 					sp.ActualQPS.Min, sp.ActualQPS.Median, sp.ActualQPS.Max, sp.ActualQPS.Worst, errs)
 			}
-			if cc := clustercost.FromMetadata(r.EngineMetadata); cc != nil {
-				nCost++
-				if cc.Groups == nil {
-					notes = append(notes, fmt.Sprintf("%s rep %d: no cluster cost: %v", r.Target, r.Repetition, r.EngineMetadata["cluster_cost"]))
-					continue
-				}
-				fmt.Fprintf(&cost, "| %s | %d | %.1f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n",
-					r.Target, r.Repetition, cc.WindowSeconds, cc.MeshCPUSeconds, cc.Groups[clustercost.GroupApps].CPUSeconds,
-					cc.Groups[clustercost.GroupClients].CPUSeconds, float64(cc.MeshPeakMemory)/(1<<20), cc.QueriesPerMeshCore, cc.QueriesPerCore)
-				for _, n := range cc.Notes {
-					notes = append(notes, fmt.Sprintf("%s rep %d: %s", r.Target, r.Repetition, n))
-				}
-			}
+			all = append(all, r)
 		}
 	}
 	fmt.Fprintln(w, "### Scale: all namespaces together (latency in ms from the merged HdrHistograms)")
@@ -82,15 +68,8 @@ func WriteSummary(w io.Writer, runs []*results.Loaded) error {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, spread.String())
 	}
-	if nCost > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "### Cluster cost per repetition window (kubelet summary API; queries = requests with a 2xx)")
-		fmt.Fprintln(w)
-		fmt.Fprint(w, cost.String())
-	}
-	for _, n := range notes {
-		fmt.Fprintln(w, "\n> "+n)
-	}
+	fmt.Fprintln(w)
+	clustercost.WriteTable(w, all)
 	return nil
 }
 
