@@ -255,7 +255,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	s.Log.Printf("run %s: started (%v qps, %d connections, %s)", info.describe(), req.Profile.QPS, req.Profile.Connections, req.Profile.Duration)
 	live := func(l engine.Live) {
 		s.mu.Lock()
-		s.current.Requests, s.current.Errors = l.Requests, l.Errors
+		if s.current != nil {
+			s.current.Requests, s.current.Errors = l.Requests, l.Errors
+		}
 		s.mu.Unlock()
 	}
 	res, err := eng.Run(ctx, ereq, live)
