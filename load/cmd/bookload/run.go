@@ -180,7 +180,7 @@ func runCmd(args []string) int {
 		}
 		if l, oerr := results.Open(res.Dir); *clusterCost && oerr == nil && *format == "md" {
 			fmt.Println()
-			clustercost.WriteTable(os.Stdout, l.Reps)
+			clustercost.WriteTable(os.Stdout, l.Reps) // per repetition; the medians are in the comparison above
 		}
 	}
 	switch {

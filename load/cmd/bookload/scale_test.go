@@ -301,3 +301,40 @@ func TestRunClusterCost(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleCompareTwoModes: two scale runs (no-mesh, sidecar) into one
+// results directory compare side by side with compare's statistics, and
+// compare adds the cost medians.
+func TestScaleCompareTwoModes(t *testing.T) {
+	app := delayServer(t, time.Millisecond)
+	out := t.TempDir()
+	for _, mesh := range []bool{false, true} {
+		mode := map[bool]string{false: "no-mesh", true: "sidecar"}[mesh]
+		cl := scaletest.New(scaletest.Options{Namespaces: 2, Mode: mode, Mesh: mesh})
+		cfg := scaleConfig(cl.API.URL)
+		cfg.AppURL = app.URL
+		var stdout, stderr bytes.Buffer
+		code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, out, nil, "md")
+		cl.Close()
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", mode, code, stderr.String())
+		}
+	}
+	stdout, code := capture(t, func() int { return compareCmd([]string{out, "--baseline", "no-mesh"}) })
+	if code != 0 {
+		t.Fatalf("compare exit %d", code)
+	}
+	for _, want := range []string{"| 20rps-2c | no-mesh (baseline) | 1 |", "Δ sidecar", "Cluster cost per repetition window: median",
+		"| scale-test | 20rps-2c | no-mesh | 1 |", "| scale-test | 20rps-2c | sidecar | 1 |", "| n/a |"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("compare lacks %q:\n%s", want, stdout)
+		}
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	if _, code := capture(t, func() int { return reportCmd([]string{out, "-o", html}) }); code != 0 {
+		t.Errorf("report of the scale runs: exit %d", code)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "sidecar") {
+		t.Errorf("report: %v", err)
+	}
+}
