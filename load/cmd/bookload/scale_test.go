@@ -7,12 +7,15 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agenttest"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fanout"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
@@ -21,6 +24,12 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scale/scaletest"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	agenttest.Cleanup()
+	os.Exit(code)
+}
 
 func delayServer(t *testing.T, d time.Duration) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -336,5 +345,42 @@ func TestScaleCompareTwoModes(t *testing.T) {
 	}
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "sidecar") {
 		t.Errorf("report: %v", err)
+	}
+}
+
+// TestScaleStockFortioClients: with stock fortio clients (here the real
+// agent binary's fortio REST API) behind the service proxy path, the
+// members are fortio+http targets and the merge says it is bucket-precise.
+func TestScaleStockFortioClients(t *testing.T) {
+	app := delayServer(t, time.Millisecond)
+	cl := scaletest.New(scaletest.Options{Namespaces: 2})
+	defer cl.Close()
+	for _, ns := range cl.Namespaces {
+		a := agenttest.Start(t)
+		u, err := url.Parse(a.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.API.Lock()
+		cl.API.Services[ns+"/fortio:8080"] = httputil.NewSingleHostReverseProxy(u)
+		cl.API.Unlock()
+	}
+	cfg := scaleConfig(cl.API.URL)
+	cfg.AppURL, cfg.ClientKind, cfg.Cost = app.URL, scale.ClientFortio, false
+	var stdout, stderr bytes.Buffer
+	out := t.TempDir()
+	if code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, out, nil, "md"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	runs, err := results.OpenAll([]string{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0].Reps[0]
+	if r.Requests < 38 || r.EngineMetadata["merge_precision"] != fanout.MergeBucketPrecise || r.EngineMetadata["precision"] != "fortio-buckets" {
+		t.Errorf("%d requests, precision %v, merge %v", r.Requests, r.EngineMetadata["precision"], r.EngineMetadata["merge_precision"])
+	}
+	if !strings.Contains(stdout.String(), "sidecar ran on a remote fortio (fortio+http): latencies are rebuilt from fortio's histogram buckets") {
+		t.Errorf("compare does not note the precision:\n%s", stdout.String())
 	}
 }
