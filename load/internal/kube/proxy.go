@@ -44,6 +44,7 @@ func StartProxy(ctx context.Context, kubeconfig, kubeContext string) (*Proxy, er
 		args = append(args, "--context="+kubeContext)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = sysProcAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
