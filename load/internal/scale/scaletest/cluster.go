@@ -66,7 +66,7 @@ func New(o Options) *Cluster {
 		a.Namespaces = append(a.Namespaces, kube.Object{Name: ns, Labels: map[string]string{scale.ScaleLabel: "true", scale.ModeLabel: o.Mode}})
 		srv := agent.NewServer(agent.DefaultLimits, nil)
 		srv.Standalone = true
-		var h http.Handler = srv.Handler(http.NotFoundHandler(), agent.UIPath)
+		h := srv.Handler(http.NotFoundHandler(), agent.UIPath)
 		if o.Wrap != nil {
 			h = o.Wrap(ns, h)
 		}
