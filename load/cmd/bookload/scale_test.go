@@ -384,3 +384,57 @@ func TestScaleStockFortioClients(t *testing.T) {
 		t.Errorf("compare does not note the precision:\n%s", stdout.String())
 	}
 }
+
+// TestScaleInterrupt: Ctrl-C during the second window keeps the first,
+// marks the run partial, exits 130, and frees every namespace's agent.
+func TestScaleInterrupt(t *testing.T) {
+	app := delayServer(t, time.Millisecond)
+	cl := scaletest.New(scaletest.Options{Namespaces: 3, Mesh: true})
+	defer cl.Close()
+	cfg := scaleConfig(cl.API.URL)
+	cfg.AppURL = app.URL
+	s := scaleScenario(t)
+	s.Warmup = 0
+	s.Profiles[0].Duration = scenario.Duration(2 * time.Second)
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// cancel once the first repetition is stored, 0.5 s into the second
+		for ctx.Err() == nil {
+			if runs, err := results.OpenAll([]string{out}); err == nil && len(runs[0].Run.Done) == 1 {
+				time.Sleep(500 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	code := runScale(ctx, &stdout, &stderr, cfg, s, 3, out, nil, "md")
+	if code != 130 || !strings.Contains(stderr.String(), "interrupted; kept 1 finished repetitions") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	runs, err := results.OpenAll([]string{out})
+	if err != nil || runs[0].Run.Status != results.StatusPartial || len(runs[0].Reps) != 1 || !strings.Contains(runs[0].Run.Note, "interrupted during sidecar") {
+		t.Fatalf("%v %+v", err, runs[0].Run)
+	}
+	if !strings.Contains(stdout.String(), "| sidecar | 1 | 3 |") {
+		t.Errorf("the kept repetition is not in the summary:\n%s", stdout.String())
+	}
+	// Every agent is free again: a new run's check passes at once.
+	cfg.Cost = false
+	s.Profiles[0].Duration = scenario.Duration(time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		stdout.Reset()
+		stderr.Reset()
+		if runScale(context.Background(), &stdout, &stderr, cfg, s, 1, t.TempDir(), nil, "md") == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agents still busy 5 s after the interrupt: %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
