@@ -213,14 +213,18 @@ type merger struct {
 	res     engine.Result
 	members []MemberStats
 	first   bool
+	// corrected is how the members measured corrected latency (their
+	// engine_metadata), for the report's engine notes.
+	corrected map[string]bool
 }
 
 func newMerger(n int) *merger {
 	return &merger{
-		d:       latency.Distributions{Plain: latency.NewHistogram(), Corrected: latency.NewHistogram()},
-		res:     engine.Result{Engine: Name, Codes: map[string]int64{}},
-		members: make([]MemberStats, 0, n),
-		first:   true,
+		d:         latency.Distributions{Plain: latency.NewHistogram(), Corrected: latency.NewHistogram()},
+		res:       engine.Result{Engine: Name, Codes: map[string]int64{}},
+		members:   make([]MemberStats, 0, n),
+		first:     true,
+		corrected: map[string]bool{},
 	}
 }
 
@@ -240,6 +244,9 @@ func (m *merger) add(order int, name string, r *engine.Result) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if c, ok := r.Metadata["corrected_latency"].(string); ok {
+		m.corrected[c] = true
+	}
 	if r.Latency.Plain != nil {
 		m.d.Plain.Merge(r.Latency.Plain)
 		m.d.PlainSum += r.Latency.PlainSum
@@ -274,7 +281,7 @@ func (m *merger) result(req engine.Request) *engine.Result {
 	precision, merge, engines := "per-request", MergeExact, map[string]int{}
 	for _, ms := range m.members {
 		engines[ms.Engine]++
-		if ms.Precision != "per-request" {
+		if ms.Precision != "" && ms.Precision != "per-request" { // "": the in-process engine, per request
 			precision, merge = ms.Precision, MergeBucketPrecise
 		}
 	}
@@ -287,6 +294,14 @@ func (m *merger) result(req engine.Request) *engine.Result {
 		"merge":           "HdrHistograms of every member added bucket by bucket (plain and corrected); counts, codes and achieved rates summed; never an average of percentiles",
 		"spread":          Spread(m.members),
 		"namespaces":      m.members,
+	}
+	if len(m.corrected) > 0 {
+		ways := make([]string, 0, len(m.corrected))
+		for c := range m.corrected {
+			ways = append(ways, c)
+		}
+		sort.Strings(ways)
+		out.Metadata["corrected_latency"] = "in each namespace's client: " + strings.Join(ways, "; ")
 	}
 	return &out
 }
