@@ -85,11 +85,12 @@ func runCmd(args []string) int {
 	clusterCost := fs.Bool("cluster-cost", false, "sample the cluster's kubelet summary API for each repetition (CPU and peak memory per group, queries per core); needs --cost-namespaces, and --api or a kubectl proxy (--kubeconfig, --context)")
 	costNamespaces := fs.String("cost-namespaces", "", "with --cluster-cost: comma-separated `NAMESPACES` whose pods are the apps")
 	costInterval := fs.Duration("cost-interval", 0, "with --cluster-cost: time between samples inside a window (default 5s)")
+	prometheus := fs.String("prometheus", "", "with --cluster-cost: `URL` of a Prometheus scraping the kubelets' cAdvisor metrics, the cost's source instead of the kubelet summary API")
 	cl := addClusterFlags(fs)
 	engineName := fs.String("engine", "auto", "load generator for http(s) targets: auto (by URL scheme: fortio in-process for http/https), fortio, or k6 (the k6 binary; see load/README.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine auto|fortio|k6] [--out DIR] [--repetitions N] [--label k=v]...")
-		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C]]")
+		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C] [--prometheus URL]]")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
 		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")
 		fmt.Fprintln(fs.Output())
@@ -126,8 +127,8 @@ func runCmd(args []string) int {
 	case *clusterCost && len(appNamespaces) == 0:
 		fmt.Fprintln(os.Stderr, "bookload run: --cluster-cost needs --cost-namespaces NS[,NS...] (the namespaces whose pods are the apps)")
 		return 2
-	case !*clusterCost && (len(appNamespaces) > 0 || *cl.api != "" || *cl.kubeconfig != "" || *cl.context != "" || *costInterval != 0):
-		fmt.Fprintln(os.Stderr, "bookload run: --cost-namespaces, --cost-interval, --api, --kubeconfig and --context go with --cluster-cost")
+	case !*clusterCost && (len(appNamespaces) > 0 || *cl.api != "" || *cl.kubeconfig != "" || *cl.context != "" || *costInterval != 0 || *prometheus != ""):
+		fmt.Fprintln(os.Stderr, "bookload run: --cost-namespaces, --cost-interval, --prometheus, --api, --kubeconfig and --context go with --cluster-cost")
 		return 2
 	case *costInterval < 0:
 		fmt.Fprintf(os.Stderr, "bookload run: --cost-interval %v: must be >= 0\n", *costInterval)
@@ -135,6 +136,12 @@ func runCmd(args []string) int {
 	}
 	if *cl.api != "" {
 		if _, err := kube.ParseBase(*cl.api); err != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", err)
+			return 2
+		}
+	}
+	if *prometheus != "" {
+		if _, err := clustercost.ParsePrometheusURL(*prometheus); err != nil {
 			fmt.Fprintln(os.Stderr, "bookload run:", err)
 			return 2
 		}
@@ -159,7 +166,12 @@ func runCmd(args []string) int {
 			return 1
 		}
 		defer closeAPI()
-		engineFor = clustercost.Wrap(engineFor, &clustercost.Sampler{API: api, AppNamespaces: appNamespaces, Interval: *costInterval})
+		var src clustercost.Source = &clustercost.Sampler{API: api, AppNamespaces: appNamespaces, Interval: *costInterval}
+		if *prometheus != "" {
+			u, _ := clustercost.ParsePrometheusURL(*prometheus)
+			src = &clustercost.Prometheus{URL: u, API: api, AppNamespaces: appNamespaces, Step: *costInterval}
+		}
+		engineFor = clustercost.Wrap(engineFor, src)
 	}
 	var progress io.Writer
 	if runner.IsTerminal(os.Stderr) {

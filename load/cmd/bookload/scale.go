@@ -67,6 +67,7 @@ func scaleCmd(args []string) int {
 	appURL := fs.String("app-url", "http://ratings:9080", "`URL` each load client loads (in its namespace), the scenario's path appended")
 	cost := fs.Bool("cost", true, "sample the kubelet summary API for each repetition: CPU and peak memory per group, queries per core")
 	costInterval := fs.Duration("cost-interval", 0, "time between cost samples inside a window (default 5s)")
+	prometheus := fs.String("prometheus", "", "`URL` of a Prometheus scraping the kubelets' cAdvisor metrics: the cost's source instead of the kubelet summary API")
 	out := fs.String("out", "results", "`DIR` under which the run directory is made")
 	reps := fs.Int("repetitions", 0, "repetitions (consecutive windows; default: the scenario's)")
 	fs.Var(labels, "label", "`k=v` recorded with the run and every repetition, repeatable")
@@ -74,7 +75,7 @@ func scaleCmd(args []string) int {
 	format := fs.String("format", "md", "format of the comparison table: md, csv, json or bench")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: bookload scale SCENARIO [--selector SELECTOR] [--name MODE] [--api URL | --kubeconfig F --context C]")
-		fmt.Fprintln(fs.Output(), "                      [--client-service fortio:8080] [--app-url http://ratings:9080] [--out DIR] [--repetitions N] [--label k=v]...")
+		fmt.Fprintln(fs.Output(), "                      [--client-service fortio:8080] [--app-url http://ratings:9080] [--prometheus URL] [--out DIR] [--repetitions N] [--label k=v]...")
 		fmt.Fprintln(fs.Output(), "\nDrives every matching namespace's load client at once, each at the scenario's rate, through the API server's")
 		fmt.Fprintln(fs.Output(), "service proxy, and stores one merged repetition per window. Ctrl-C keeps the finished repetitions (partial run).")
 		fmt.Fprintln(fs.Output())
@@ -95,7 +96,7 @@ func scaleCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "bookload scale: --repetitions %d: must be >= 1\n", *reps)
 		return 2
 	}
-	cfg := scale.Config{Selector: *selector, Name: *name, ClientService: *clientSvc, ClientKind: *clientKind, AppURL: *appURL, Cost: *cost, CostInterval: *costInterval}
+	cfg := scale.Config{Selector: *selector, Name: *name, ClientService: *clientSvc, ClientKind: *clientKind, AppURL: *appURL, Cost: *cost, CostInterval: *costInterval, Prometheus: *prometheus}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "bookload scale:", err)
 		return 2

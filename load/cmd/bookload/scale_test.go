@@ -242,6 +242,8 @@ func TestScaleErrors(t *testing.T) {
 			{[]string{"smoke", "--name", "a b"}, `--name "a b"`},
 			{[]string{"smoke", "--api", "127.0.0.1:8001"}, `--api "127.0.0.1:8001"`},
 			{[]string{"smoke", "--repetitions", "-1"}, "--repetitions -1"},
+			{[]string{"smoke", "--prometheus", "prom:9090"}, `--prometheus "prom:9090"`},
+			{[]string{"smoke", "--prometheus", "http://prom:9090", "--cost=false"}, "with --cost=false"},
 		} {
 			msg, code := captureStderr(t, func() int { return scaleCmd(c.args) })
 			if code != 2 || !strings.Contains(msg, c.says) {
@@ -436,5 +438,47 @@ func TestScaleInterrupt(t *testing.T) {
 			t.Fatalf("agents still busy 5 s after the interrupt: %s", stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestScaleCostFromPrometheus: with --prometheus the cost comes from its
+// queries, the pods' groups still from the API server.
+func TestScaleCostFromPrometheus(t *testing.T) {
+	app := delayServer(t, time.Millisecond)
+	cl := scaletest.New(scaletest.Options{Namespaces: 2, Mesh: true})
+	defer cl.Close()
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query().Get("query")
+		res := "[]"
+		switch {
+		case strings.HasPrefix(q, "count("):
+			res = `[{"metric":{},"value":[1,"9"]}]`
+		case strings.Contains(q, "increase("):
+			res = `[{"metric":{"namespace":"scale-1","pod":"ratings-0","container":"istio-proxy"},"value":[1,"0.5"]},
+			        {"metric":{"namespace":"istio-system","pod":"ztunnel-abc","container":"istio-proxy"},"value":[1,"0.25"]},
+			        {"metric":{"namespace":"scale-2","pod":"fortio-0","container":"fortio"},"value":[1,"3"]}]`
+		}
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":` + res + `}}`))
+	}))
+	defer prom.Close()
+	cfg := scaleConfig(cl.API.URL)
+	cfg.AppURL, cfg.Prometheus = app.URL, prom.URL
+	var stdout, stderr bytes.Buffer
+	out := t.TempDir()
+	if code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, out, nil, "md"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	runs, err := results.OpenAll([]string{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0].Reps[0]
+	c := clustercost.FromMetadata(r.EngineMetadata)
+	if c == nil || c.Source != clustercost.PrometheusSource || c.MeshCPUSeconds != 0.75 || c.Groups[clustercost.GroupZtunnel].CPUSeconds != 0.25 ||
+		c.Groups[clustercost.GroupClients].CPUSeconds != 3 || math.Abs(float64(c.QueriesPerMeshCore)-float64(r.Requests)/0.75) > 0.1 {
+		t.Errorf("cost from Prometheus: %+v", c)
+	}
+	if cl.API.CallCount("summary") != 0 {
+		t.Errorf("the summary API was read %d times with --prometheus", cl.API.CallCount("summary"))
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 )
 
-// Source is cluster_cost.source.
-const Source = "kubelet summary API (/api/v1/nodes/NODE/proxy/stats/summary): containers' usageCoreNanoSeconds and workingSetBytes"
+// SummarySource is cluster_cost.source of the kubelet summary API.
+const SummarySource = "kubelet summary API (/api/v1/nodes/NODE/proxy/stats/summary): containers' usageCoreNanoSeconds and workingSetBytes"
 
 // Ratio is a queries-per-core figure; NaN (no CPU to divide by) is
 // written "n/a".
@@ -210,7 +210,7 @@ func (a *Accumulator) Add(s Snapshot) {
 // Cost is the window's cost, containers sorted into groups by c.
 func (a *Accumulator) Cost(c *Classifier) *Cost {
 	out := &Cost{
-		Source: Source, WindowSeconds: a.end.Sub(a.start).Seconds(), Samples: len(a.mems), Nodes: a.nodes,
+		Source: SummarySource, WindowSeconds: a.end.Sub(a.start).Seconds(), Samples: len(a.mems), Nodes: a.nodes,
 		Groups: map[string]GroupCost{}, CounterResets: a.resets, Notes: a.notes,
 	}
 	seen := map[string]map[key]bool{}

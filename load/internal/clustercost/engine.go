@@ -2,18 +2,36 @@ package clustercost
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 )
 
-// Engine wraps another engine: each repetition (not a warmup) is sampled
+// Source measures a window's cost: the kubelet summary API (Sampler) or
+// Prometheus (Prometheus).
+type Source interface {
+	// Name is cluster_cost.source.
+	Name() string
+	// Probe reads the source once, so that a source that cannot be read
+	// fails before any load.
+	Probe(ctx context.Context) error
+	// Begin starts a window.
+	Begin(ctx context.Context) (Window, error)
+}
+
+// Window is a window being measured.
+type Window interface {
+	// Stop ends the window and returns its cost, without requests (see
+	// Cost.SetRequests).
+	Stop() *Cost
+}
+
+// Engine wraps another engine: each repetition (not a warmup) is measured
 // from just before the load starts to just after it ends, and its cost is
 // added to the result's metadata as "cluster_cost".
 type Engine struct {
-	Inner   engine.Engine
-	Sampler *Sampler
+	Inner  engine.Engine
+	Source Source
 }
 
 // Name implements engine.Engine: the inner engine's name (the cost is a
@@ -27,10 +45,7 @@ func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 	if err := e.Inner.Check(ctx, req); err != nil {
 		return err
 	}
-	if _, err := e.Sampler.Snapshot(ctx); err != nil {
-		return fmt.Errorf("%w (the cost needs GET on nodes and nodes/proxy)", err)
-	}
-	return nil
+	return e.Source.Probe(ctx)
 }
 
 // Run implements engine.Engine. A sampling failure does not lose the
@@ -39,11 +54,11 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	if req.Repetition == 0 {
 		return e.Inner.Run(ctx, req, live)
 	}
-	w, werr := e.Sampler.Start(ctx)
+	w, werr := e.Source.Begin(ctx)
 	res, err := e.Inner.Run(ctx, req, live)
 	var cost any
 	if werr != nil {
-		cost = map[string]string{"source": Source, "error": werr.Error()}
+		cost = map[string]string{"source": e.Source.Name(), "error": werr.Error()}
 	} else {
 		c := w.Stop()
 		if res != nil {
@@ -61,14 +76,13 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	return res, nil
 }
 
-// Wrap wraps every engine pick returns with the cost of the cluster s
-// samples.
-func Wrap(pick func(loadtarget.Target) (engine.Engine, error), s *Sampler) func(loadtarget.Target) (engine.Engine, error) {
+// Wrap wraps every engine pick returns with the cost s measures.
+func Wrap(pick func(loadtarget.Target) (engine.Engine, error), s Source) func(loadtarget.Target) (engine.Engine, error) {
 	return func(t loadtarget.Target) (engine.Engine, error) {
 		e, err := pick(t)
 		if err != nil {
 			return nil, err
 		}
-		return &Engine{Inner: e, Sampler: s}, nil
+		return &Engine{Inner: e, Source: s}, nil
 	}
 }

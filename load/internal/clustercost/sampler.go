@@ -59,8 +59,22 @@ func (s *Sampler) Snapshot(ctx context.Context) (Snapshot, error) {
 	return snap, nil
 }
 
-// Window is a window being sampled.
-type Window struct {
+// Name implements Source.
+func (s *Sampler) Name() string { return SummarySource }
+
+// Probe implements Source: one snapshot.
+func (s *Sampler) Probe(ctx context.Context) error {
+	if _, err := s.Snapshot(ctx); err != nil {
+		return fmt.Errorf("%w (the cost needs GET on nodes and nodes/proxy)", err)
+	}
+	return nil
+}
+
+// Begin implements Source.
+func (s *Sampler) Begin(ctx context.Context) (Window, error) { return s.Start(ctx) }
+
+// SampledWindow is a window being sampled.
+type SampledWindow struct {
 	s      *Sampler
 	cls    *Classifier
 	mu     sync.Mutex
@@ -72,7 +86,7 @@ type Window struct {
 
 // Start learns the pods' groups, takes the first sample and samples every
 // Interval until Stop.
-func (s *Sampler) Start(ctx context.Context) (*Window, error) {
+func (s *Sampler) Start(ctx context.Context) (*SampledWindow, error) {
 	cls := NewClassifier(s.AppNamespaces)
 	if err := cls.Learn(ctx, s.API); err != nil {
 		return nil, fmt.Errorf("cluster cost: listing pods: %w", err)
@@ -82,7 +96,7 @@ func (s *Sampler) Start(ctx context.Context) (*Window, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Window{s: s, cls: cls, acc: NewAccumulator(start), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &SampledWindow{s: s, cls: cls, acc: NewAccumulator(start), stop: make(chan struct{}), done: make(chan struct{})}
 	w.acc.Add(snap)
 	iv := s.Interval
 	if iv <= 0 {
@@ -113,7 +127,7 @@ func (s *Sampler) Start(ctx context.Context) (*Window, error) {
 
 // Stop takes the last sample (ctx may be done: it uses its own) and
 // returns the window's cost, without requests (see Cost.SetRequests).
-func (w *Window) Stop() *Cost {
+func (w *SampledWindow) Stop() *Cost {
 	close(w.stop)
 	<-w.done
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -61,6 +61,9 @@ type Config struct {
 	// Cost samples the cluster's CPU and memory for each repetition.
 	Cost         bool
 	CostInterval time.Duration
+	// Prometheus, if set, is the cost's source instead of the kubelet
+	// summary API.
+	Prometheus string
 }
 
 // Validate checks the fields a user gives, naming the flag at fault.
@@ -83,6 +86,14 @@ func (c *Config) Validate() error {
 	u, err := url.Parse(c.AppURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
 		return fmt.Errorf("--app-url %q: want the in-cluster base URL of the app, e.g. http://ratings:9080", c.AppURL)
+	}
+	if c.Prometheus != "" {
+		if _, err := clustercost.ParsePrometheusURL(c.Prometheus); err != nil {
+			return err
+		}
+		if !c.Cost {
+			return fmt.Errorf("--prometheus %q with --cost=false: the Prometheus URL is the cost's source", c.Prometheus)
+		}
 	}
 	if c.CostInterval < 0 {
 		return fmt.Errorf("--cost-interval %v: must be >= 0", c.CostInterval)
@@ -197,7 +208,12 @@ func Build(cfg Config, namespaces []kube.Object) (loadtarget.Target, engine.Engi
 	}}
 	var eng engine.Engine = fo
 	if cfg.Cost {
-		eng = &clustercost.Engine{Inner: fo, Sampler: &clustercost.Sampler{API: cfg.API, AppNamespaces: names, Interval: cfg.CostInterval}}
+		var src clustercost.Source = &clustercost.Sampler{API: cfg.API, AppNamespaces: names, Interval: cfg.CostInterval}
+		if cfg.Prometheus != "" {
+			u, _ := clustercost.ParsePrometheusURL(cfg.Prometheus)
+			src = &clustercost.Prometheus{URL: u, API: cfg.API, AppNamespaces: names, Step: cfg.CostInterval}
+		}
+		eng = &clustercost.Engine{Inner: fo, Source: src}
 	}
 	return target, eng, nil
 }
