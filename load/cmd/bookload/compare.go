@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 )
@@ -48,7 +49,13 @@ func printComparison(w io.Writer, dirs []string, baseline, format string) error 
 	if err != nil {
 		return err
 	}
-	return t.Write(w, format)
+	if err := t.Write(w, format); err != nil {
+		return err
+	}
+	if format == "md" || format == "markdown" {
+		clustercost.WriteMedians(w, runs)
+	}
+	return nil
 }
 
 // parseRunDirs parses the flags and the DIR arguments (at least one) of the

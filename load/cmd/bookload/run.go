@@ -11,7 +11,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
 )
@@ -79,9 +82,15 @@ func runCmd(args []string) int {
 	dir := fs.String("scenarios", "scenarios", "`DIR` holding SCENARIO.yaml when SCENARIO is a name")
 	baseline := fs.String("baseline", "", "target the summary compares against (default: the first)")
 	format := fs.String("format", "md", "summary format: md, csv, json or bench")
+	clusterCost := fs.Bool("cluster-cost", false, "sample the cluster's kubelet summary API for each repetition (CPU and peak memory per group, queries per core); needs --cost-namespaces, and --api or a kubectl proxy (--kubeconfig, --context)")
+	costNamespaces := fs.String("cost-namespaces", "", "with --cluster-cost: comma-separated `NAMESPACES` whose pods are the apps")
+	costInterval := fs.Duration("cost-interval", 0, "with --cluster-cost: time between samples inside a window (default 5s)")
+	prometheus := fs.String("prometheus", "", "with --cluster-cost: `URL` of a Prometheus scraping the kubelets' cAdvisor metrics, the cost's source instead of the kubelet summary API")
+	cl := addClusterFlags(fs)
 	engineName := fs.String("engine", "auto", "load generator for http(s) targets: auto (by URL scheme: fortio in-process for http/https), fortio, or k6 (the k6 binary; see load/README.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine auto|fortio|k6] [--out DIR] [--repetitions N] [--label k=v]...")
+		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C] [--prometheus URL]]")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
 		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")
 		fmt.Fprintln(fs.Output())
@@ -108,6 +117,35 @@ func runCmd(args []string) int {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)
 		return 2
 	}
+	var appNamespaces []string
+	for _, ns := range strings.Split(*costNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			appNamespaces = append(appNamespaces, ns)
+		}
+	}
+	switch {
+	case *clusterCost && len(appNamespaces) == 0:
+		fmt.Fprintln(os.Stderr, "bookload run: --cluster-cost needs --cost-namespaces NS[,NS...] (the namespaces whose pods are the apps)")
+		return 2
+	case !*clusterCost && (len(appNamespaces) > 0 || *cl.api != "" || *cl.kubeconfig != "" || *cl.context != "" || *costInterval != 0 || *prometheus != ""):
+		fmt.Fprintln(os.Stderr, "bookload run: --cost-namespaces, --cost-interval, --prometheus, --api, --kubeconfig and --context go with --cluster-cost")
+		return 2
+	case *costInterval < 0:
+		fmt.Fprintf(os.Stderr, "bookload run: --cost-interval %v: must be >= 0\n", *costInterval)
+		return 2
+	}
+	if *cl.api != "" {
+		if _, err := kube.ParseBase(*cl.api); err != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", err)
+			return 2
+		}
+	}
+	if *prometheus != "" {
+		if _, err := clustercost.ParsePrometheusURL(*prometheus); err != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", err)
+			return 2
+		}
+	}
 	if len(targets) == 0 {
 		t, err := loadtarget.Local(s.Service)
 		if err != nil {
@@ -121,6 +159,20 @@ func runCmd(args []string) int {
 	defer stop()
 	// After the first Ctrl-C, a second one kills at once.
 	context.AfterFunc(ctx, stop)
+	if *clusterCost {
+		api, closeAPI, err := cl.connect(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", err)
+			return 1
+		}
+		defer closeAPI()
+		var src clustercost.Source = &clustercost.Sampler{API: api, AppNamespaces: appNamespaces, Interval: *costInterval}
+		if *prometheus != "" {
+			u, _ := clustercost.ParsePrometheusURL(*prometheus)
+			src = &clustercost.Prometheus{URL: u, API: api, AppNamespaces: appNamespaces, Step: *costInterval}
+		}
+		engineFor = clustercost.Wrap(engineFor, src)
+	}
 	var progress io.Writer
 	if runner.IsTerminal(os.Stderr) {
 		progress = os.Stderr
@@ -137,6 +189,10 @@ func runCmd(args []string) int {
 	if len(res.Run.Done) > 0 {
 		if cerr := printComparison(os.Stdout, []string{res.Dir}, *baseline, *format); cerr != nil {
 			fmt.Fprintln(os.Stderr, "bookload run:", cerr)
+		}
+		if l, oerr := results.Open(res.Dir); *clusterCost && oerr == nil && *format == "md" {
+			fmt.Println()
+			clustercost.WriteTable(os.Stdout, l.Reps) // per repetition; the medians are in the comparison above
 		}
 	}
 	switch {

@@ -33,6 +33,12 @@ type Server struct {
 	Limits Limits
 	// Log receives one line per run and per refused request; nil discards.
 	Log *log.Logger
+	// Standalone serves bookload's endpoints without fortio's REST API next
+	// to them: runs are not listed in fortio's (process-wide) REST status,
+	// and fortio's runs are not waited for. For tests and benchmarks that
+	// host many agents in one process, where that shared status would make
+	// each agent see the others' runs as its own.
+	Standalone bool
 
 	running sync.Mutex // held for the whole of a run
 	mu      sync.Mutex // guards current
@@ -200,7 +206,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.running.Unlock()
-	if runs := rapi.GetAllRuns(); len(runs) > 0 {
+	if runs := rapi.GetAllRuns(); len(runs) > 0 && !s.Standalone {
 		ids := make([]string, 0, len(runs))
 		for id := range runs {
 			ids = append(ids, strconv.FormatInt(id, 10))
@@ -243,10 +249,15 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 			rapi.RemoveRun(id)
 		}
 	}}
+	if s.Standalone {
+		eng.Started = nil
+	}
 	s.Log.Printf("run %s: started (%v qps, %d connections, %s)", info.describe(), req.Profile.QPS, req.Profile.Connections, req.Profile.Duration)
 	live := func(l engine.Live) {
 		s.mu.Lock()
-		s.current.Requests, s.current.Errors = l.Requests, l.Errors
+		if s.current != nil {
+			s.current.Requests, s.current.Errors = l.Requests, l.Errors
+		}
 		s.mu.Unlock()
 	}
 	res, err := eng.Run(ctx, ereq, live)

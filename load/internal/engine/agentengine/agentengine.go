@@ -9,10 +9,14 @@
 //
 // Target URL grammar (see load/README.md, "In a cluster"):
 //
-//	bookload+http://HOST:PORT[?url=IN_CLUSTER_BASE_URL]
+//	bookload+http://HOST:PORT[/BASE_PATH][?url=IN_CLUSTER_BASE_URL]
 //	bookload+https://...
 //
-// HOST:PORT is the agent as bookload reaches it; the agent loads
+// HOST:PORT is the agent as bookload reaches it. BASE_PATH, if any, is put
+// in front of the agent's endpoints: the agent behind a proxy that serves it
+// under a prefix, e.g. the Kubernetes API server's service proxy,
+// /api/v1/namespaces/NS/services/fortio:8080/proxy (one `kubectl proxy`
+// then reaches the agents of every namespace). The agent loads
 // IN_CLUSTER_BASE_URL followed by the scenario's path, by default
 // http://<scenario service>:9080, the Service of that name in the agent's
 // own namespace.
@@ -48,7 +52,9 @@ const CorrectedLatency = "from when fortio's schedule meant to send each request
 
 // Remote is a parsed bookload+http(s) target URL.
 type Remote struct {
-	// API is the agent's base URL: http://127.0.0.1:8080.
+	// API is the agent's base URL, its endpoints appended to it:
+	// http://127.0.0.1:8080, or with a base path
+	// http://127.0.0.1:8001/api/v1/namespaces/ns/services/fortio:8080/proxy.
 	API string
 	// Base is the in-cluster base URL given with ?url=, "" for the default.
 	Base string
@@ -67,10 +73,14 @@ func ParseURL(raw string) (Remote, error) {
 	if u.Host == "" {
 		return Remote{}, fmt.Errorf("agent target URL %q: no agent host, e.g. bookload+http://127.0.0.1:8080", raw)
 	}
-	if u.Fragment != "" || u.User != nil || (u.Path != "" && u.Path != "/") {
-		return Remote{}, fmt.Errorf("agent target URL %q: no path, user or fragment allowed (the agent's endpoints are fixed)", raw)
+	if u.Fragment != "" || u.User != nil {
+		return Remote{}, fmt.Errorf("agent target URL %q: no user or fragment allowed (the agent's endpoints are fixed)", raw)
 	}
-	r := Remote{API: (&url.URL{Scheme: scheme, Host: u.Host}).String()}
+	base, err := basePath(u)
+	if err != nil {
+		return Remote{}, fmt.Errorf("agent target URL %q: %w", raw, err)
+	}
+	r := Remote{API: scheme + "://" + u.Host + base}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return Remote{}, fmt.Errorf("agent target URL %q: query: %w", raw, err)
@@ -86,6 +96,28 @@ func ParseURL(raw string) (Remote, error) {
 		r.Base = strings.TrimRight(v[0], "/")
 	}
 	return r, nil
+}
+
+// basePath is u's path without its trailing slash, escaped as given (a
+// service proxy path holds "fortio:8080"): a prefix of the agent's endpoints,
+// so never one of them, and without "." or ".." segments a proxy would
+// resolve differently.
+func basePath(u *url.URL) (string, error) {
+	p := strings.TrimRight(u.EscapedPath(), "/")
+	if p == "" {
+		return "", nil
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("base path %q: empty, \".\" or \"..\" segment", u.Path)
+		}
+	}
+	for _, fixed := range []string{strings.TrimRight(agent.UIPath, "/"), strings.TrimRight(agent.PathPrefix, "/")} {
+		if strings.HasSuffix(p, fixed) || strings.Contains(p, fixed+"/") {
+			return "", fmt.Errorf("no path to an endpoint allowed: the agent's endpoints are fixed; a path is only a prefix in front of them (e.g. an API server's service proxy, /api/v1/namespaces/NS/services/fortio:8080/proxy)")
+		}
+	}
+	return p, nil
 }
 
 // LoadBase is the base URL the agent loads for a scenario's service.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	flog "fortio.org/log"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agenttest"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/agentengine"
@@ -43,7 +46,19 @@ func TestParseURL(t *testing.T) {
 		{in: "http://127.0.0.1:8080", err: "scheme must be"},
 		{in: "bookload+ftp://h:1", err: "scheme must be"},
 		{in: "bookload+http://", err: "no agent host"},
-		{in: "bookload+http://h:1/fortio/", err: "no path"},
+		{in: "bookload+http://h:1/fortio/", err: "no path to an endpoint"},
+		{in: "bookload+http://h:1/bookload/v1/status", err: "no path to an endpoint"},
+		{in: "bookload+http://h:1/p/fortio/rest/run", err: "no path to an endpoint"},
+		{in: "bookload+http://h:1/a/../b", err: "segment"},
+		{in: "bookload+http://h:1/a//b", err: "segment"},
+		{in: "bookload+http://u@h:1", err: "no user or fragment"},
+		{in: "bookload+http://h:1#x", err: "no user or fragment"},
+		// A base path: the agent behind the API server's service proxy.
+		{in: "bookload+http://127.0.0.1:8001/api/v1/namespaces/ns/services/fortio:8080/proxy", api: "http://127.0.0.1:8001/api/v1/namespaces/ns/services/fortio:8080/proxy"},
+		{in: "bookload+http://127.0.0.1:8001/api/v1/namespaces/ns/services/fortio:8080/proxy/?url=http://ratings:9080",
+			api: "http://127.0.0.1:8001/api/v1/namespaces/ns/services/fortio:8080/proxy", base: "http://ratings:9080"},
+		{in: "bookload+http://h:1/proxy?url=details:9080", err: "must be an http(s) base URL"},
+		{in: "bookload+http://h:1/proxy?qps=3", err: "only query parameter"},
 		{in: "bookload+http://h:1?qps=3", err: "only query parameter"},
 		{in: "bookload+http://h:1?url=details:9080", err: "must be an http(s) base URL"},
 	}
@@ -396,5 +411,58 @@ func TestInterrupt(t *testing.T) {
 			t.Fatalf("agent still busy 10 s after the client went away: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestThroughServiceProxyPath: the agent behind a proxy that serves it under
+// a prefix, as the API server's service proxy does: check, a run with
+// progress, and the stored repetition go through the prefix.
+func TestThroughServiceProxyPath(t *testing.T) {
+	a := agenttest.Start(t)
+	srv := newKnownLatency(time.Millisecond)
+	defer srv.Close()
+	const prefix = "/api/v1/namespaces/ns-1/services/fortio:8080/proxy"
+	agentURL, err := url.Parse(a.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rp := httputil.NewSingleHostReverseProxy(agentURL)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok {
+			http.Error(w, "no such service", http.StatusNotFound)
+			return
+		}
+		mu.Lock()
+		seen[rest]++
+		mu.Unlock()
+		r.URL.Path, r.URL.RawPath = rest, ""
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	s := testScenario(20, 2, time.Second)
+	tg := loadtarget.Target{Name: "x", URL: "bookload+" + proxy.URL + prefix + "?url=" + srv.URL}
+	if _, err := loadtarget.Parse(tg.Name + "=" + tg.URL); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runner.Run(context.Background(), runner.Config{Scenario: s, Targets: []loadtarget.Target{tg}, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := results.Open(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Reps) != 1 || l.Reps[0].Requests < 15 || l.Reps[0].EngineMetadata["agent"] != proxy.URL+prefix {
+		t.Fatalf("through the prefix: %d reps, %+v", len(l.Reps), l.Reps)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range []string{agent.StatusPath, agent.CheckPath, agent.RunPath} {
+		if seen[p] == 0 {
+			t.Errorf("%s never reached the agent through %s (seen %v)", p, prefix, seen)
+		}
 	}
 }

@@ -134,9 +134,14 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	}
 	start := time.Now()
 	if live != nil && rec != nil {
+		// live is never called once Run has returned: the caller may have
+		// torn down what live writes to (the agent's run info).
 		done := make(chan struct{})
-		defer close(done)
+		var wg sync.WaitGroup
+		defer func() { close(done); wg.Wait() }()
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			tick := time.NewTicker(250 * time.Millisecond)
 			defer tick.Stop()
 			for {

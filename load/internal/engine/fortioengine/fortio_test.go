@@ -268,3 +268,31 @@ func TestUniform(t *testing.T) {
 		t.Errorf("uniform arrival: median gap %v between requests, want ~10 ms", g)
 	}
 }
+
+// TestNoLiveAfterReturn: live is never running once Run has returned (the
+// agent clears what live writes to right after). A live call that takes
+// 300 ms is almost always in progress when a 1 s run ends.
+func TestNoLiveAfterReturn(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	var mu sync.Mutex
+	var lastEnd time.Time
+	calls := 0
+	live := func(engine.Live) {
+		time.Sleep(300 * time.Millisecond)
+		mu.Lock()
+		lastEnd = time.Now()
+		calls++
+		mu.Unlock()
+	}
+	if _, err := (&Engine{}).Run(context.Background(), request(srv.URL, 20, 2, time.Second), live); err != nil {
+		t.Fatal(err)
+	}
+	returned := time.Now()
+	time.Sleep(400 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if calls == 0 || lastEnd.After(returned) {
+		t.Errorf("%d live calls, the last ending %v after Run returned", calls, lastEnd.Sub(returned))
+	}
+}
