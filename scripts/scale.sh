@@ -10,6 +10,11 @@
 #                            bookload drives the load
 #   scale.sh delete --uuid U remove everything the `up` with that uuid created
 #                            (alias: down)
+#   scale.sh run   [knobs]   the whole scenario in one command: up, then churn
+#                            for --churn-duration [6m] while `bookload scale`
+#                            drives every namespace's load client with
+#                            --scenario [scale-churn], then delete (unless
+#                            --keep); the tables land in --out [results]
 #
 # Knobs (defaults in brackets):
 #   --namespaces N [3]   --replicas M [2]   --mode no-mesh|sidecar|ambient [no-mesh]
@@ -26,6 +31,8 @@
 #   --image-registry R --image-tag T  default: the overlays' (overlays/base/kustomization.yaml)
 #   --results DIR [results/scale/<uuid>]   kube-burner's log, inputs and measurements
 #   --kubeconfig PATH
+#   run only: --scenario NAME|FILE [scale-churn]  --out DIR [results]  --keep
+#             --bookload PATH [bin/bookload, else bookload on PATH]
 # kube-burner: KUBE_BURNER=/path/to/kube-burner, else the one scripts/k8s-tools.sh
 # built (make cluster-tools), else kube-burner on PATH. See scale/README.md.
 set -euo pipefail
@@ -40,15 +47,17 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 cmd=${1:-}
 case $cmd in
-  up | churn | delete | down) shift ;;
+  up | churn | delete | down | run) shift ;;
   -h | --help | help) usage; exit 0 ;;
   "") usage >&2; exit 2 ;;
-  *) die "unknown command '$cmd': want up, churn, delete (or down); see --help" ;;
+  *) die "unknown command '$cmd': want up, churn, run, delete (or down); see --help" ;;
 esac
 
 namespaces=3 replicas=2 mode=no-mesh waypoint=false policy=false churn=0
 qps=20 burst=40 prefix=bb-scale uuid="" prometheus_url="" wait=true
 tick=1s wait_timeout=15m preload=false registry="" tag="" results="" kubeconfig=""
+scenario=scale-churn out="" keep=false bookload=""
+[ "$cmd" != run ] || churn=6m
 
 # need FLAG VALUE: the flag's value, or an error naming the flag.
 need() { if [ $# -lt 2 ] || [ -z "$2" ] || [[ $2 == --* ]]; then die "$1: missing value"; fi; }
@@ -74,6 +83,15 @@ while [ $# -gt 0 ]; do
     --image-tag) need "$@"; tag=$2; shift 2 ;;
     --results) need "$@"; results=$2; shift 2 ;;
     --kubeconfig) need "$@"; kubeconfig=$2; shift 2 ;;
+    --scenario | --out | --keep | --bookload)
+      [ "$cmd" = run ] || die "$1: only for \`scale.sh run\`"
+      case $1 in
+        --scenario) need "$@"; scenario=$2; shift 2 ;;
+        --out) need "$@"; out=$2; shift 2 ;;
+        --bookload) need "$@"; bookload=$2; shift 2 ;;
+        --keep) keep=true; shift ;;
+      esac
+      continue ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown flag '$1' (see --help)" ;;
   esac
@@ -104,7 +122,7 @@ fi
 [[ $uuid =~ ^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$ ]] || [ -z "$uuid" ] ||
   die "--uuid: want a label value (letters, digits, -_. up to 63), got '$uuid'"
 
-if [ "$cmd" = up ] || [ "$cmd" = churn ]; then
+if [ "$cmd" = up ] || [ "$cmd" = churn ] || [ "$cmd" = run ]; then
   whole --namespaces "$namespaces" 1 100000
   whole --replicas "$replicas" 1 10000
   namespaces=$((10#$namespaces)) replicas=$((10#$replicas))
@@ -122,8 +140,8 @@ if [ "$cmd" = up ] || [ "$cmd" = churn ]; then
   fi
   churn_minutes=$(minutes "$churn") || die "--churn-duration: want 0 or whole minutes (5m, 1h, 120s), got '$churn'"
   [ "$churn_minutes" -le 10080 ] || die "--churn-duration: at most a week, got '$churn'"
-  if [ "$cmd" = churn ] && [ "$churn_minutes" -eq 0 ]; then
-    die "--churn-duration: churn needs one (5m, 1h), got '$churn'"
+  if [ "$cmd" != up ] && [ "$churn_minutes" -eq 0 ]; then
+    die "--churn-duration: $cmd needs one (5m, 1h), got '$churn'"
   fi
   [[ $tick =~ ^[1-9][0-9]*(ms|s)$ ]] || die "--churn-tick: want a duration in ms or s (1s, 100ms), got '$tick'"
   if ! [[ $qps =~ ^[0-9]+(\.[0-9]+)?$ ]] || [[ $qps =~ ^0+(\.0+)?$ ]]; then
@@ -166,6 +184,52 @@ fi
 kbflags=()
 [ -z "$kubeconfig" ] || kbflags+=(--kubeconfig "$kubeconfig")
 
+if [ "$cmd" = run ]; then
+  if [ -z "$bookload" ]; then
+    bookload=$ROOT/bin/bookload
+    [ -x "$bookload" ] || bookload=$(command -v bookload) || die "bookload not found: run \`make build\` or pass --bookload PATH"
+  fi
+  [ -x "$bookload" ] || die "--bookload: '$bookload' is not an executable file"
+  uuid=${uuid:-$(cat /proc/sys/kernel/random/uuid 2>/dev/null || uuidgen | tr '[:upper:]' '[:lower:]')}
+  results=${results:-$ROOT/results/scale/$uuid}
+  out=${out:-$ROOT/results}
+  # The knobs of this run, handed on to its up and churn steps.
+  fwd=(--namespaces "$namespaces" --replicas "$replicas" --mode "$mode" --prefix "$prefix" --uuid "$uuid"
+    --churn-tick "$tick" --qps "$qps" --burst "$burst" --wait-timeout "$wait_timeout"
+    --image-registry "$registry" --image-tag "$tag")
+  $waypoint && fwd+=(--waypoint)
+  $policy && fwd+=(--policy)
+  $wait || fwd+=(--no-wait)
+  $preload && fwd+=(--preload)
+  [ -z "$prometheus_url" ] || fwd+=(--prometheus-url "$prometheus_url")
+  kcflags=()
+  [ -z "$kubeconfig" ] || kcflags+=(--kubeconfig "$kubeconfig")
+  churn_pid=""
+  # shellcheck disable=SC2317 # finish runs from the EXIT trap
+  finish() {
+    local rc=$?
+    trap - EXIT INT TERM
+    [ -z "$churn_pid" ] || kill "$churn_pid" 2>/dev/null || true
+    if $keep; then
+      say "kept: remove with scripts/scale.sh delete --uuid $uuid"
+    else
+      bash "$0" delete --uuid "$uuid" --results "$results/delete" "${kcflags[@]}" || rc=$?
+    fi
+    exit "$rc"
+  }
+  trap finish EXIT
+  trap 'exit 130' INT TERM
+  bash "$0" up "${fwd[@]}" --results "$results/up" "${kcflags[@]}"
+  say "run: churn for $churn and, meanwhile, bookload scale $scenario (results in $out)"
+  bash "$0" churn "${fwd[@]}" --churn-duration "$churn" --results "$results/churn" "${kcflags[@]}" &
+  churn_pid=$!
+  "$bookload" scale "$scenario" --selector "bookinfo-bench/scale=true,kube-burner-uuid=$uuid" \
+    --out "$out" --scenarios "$ROOT/scenarios" "${kcflags[@]}"
+  wait "$churn_pid"
+  churn_pid=""
+  exit 0
+fi
+
 if [ "$cmd" = delete ] || [ "$cmd" = down ]; then
   say "deleting the namespaces labelled kube-burner-uuid=$uuid (kube-burner destroy waits until they are gone)"
   # kube-burner writes its log file into the working directory: the run's.
@@ -193,8 +257,8 @@ waypoint: $waypoint
 policy: $policy
 churnMinutes: $churn_minutes
 churnTick: "$tick"
-minReplicas: $(((85 * replicas + 99) / 100))
-maxReplicas: $((115 * replicas / 100))
+minReplicas: $(( replicas * 85 / 100 > 0 ? replicas * 85 / 100 : 1 ))
+maxReplicas: $(((115 * replicas + 99) / 100))
 qps: $qps
 burst: $burst
 wait: $wait
@@ -219,7 +283,7 @@ say "uuid $uuid"
 if $create; then
   say "$cmd: $namespaces namespaces $prefix-0..$prefix-$((namespaces - 1)), mode $mode$($waypoint && echo ", waypoint")$($policy && echo ", L7 policy"), ratings x $replicas, churn ${churn_minutes}m"
 else
-  say "churn: ${churn_minutes}m over $prefix-0..$prefix-$((namespaces - 1)) (ratings scaled within $(((85 * replicas + 99) / 100))-$((115 * replicas / 100)))"
+  say "churn: ${churn_minutes}m over $prefix-0..$prefix-$((namespaces - 1)) (ratings scaled within $((replicas * 85 / 100 > 0 ? replicas * 85 / 100 : 1))-$(((115 * replicas + 99) / 100)))"
 fi
 say "results in $results"
 cd "$results"

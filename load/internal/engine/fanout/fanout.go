@@ -192,7 +192,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	return m.result(req), nil
 }
 
-// MemberStats is one member's line in engine_metadata["members"].
+// MemberStats is one member's line in engine_metadata["namespaces"].
 type MemberStats struct {
 	Namespace    string  `json:"namespace"`
 	Requests     int64   `json:"requests"`
