@@ -546,7 +546,7 @@ func TestReplicasLoginHoldsAcrossProductpageReplicas(t *testing.T) {
 		if err := repl.apply(); err != nil {
 			return err
 		}
-		return repl.rollout(12*time.Minute, "fortio")
+		return repl.rollout(12*time.Minute, repl.later...)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -563,10 +563,16 @@ func TestReplicasLoginHoldsAcrossProductpageReplicas(t *testing.T) {
 	if len(ready) != 2 {
 		t.Fatalf("%d Ready productpage pods in %s, want 2", len(ready), repl.ns)
 	}
-	fortio, _ := pods(repl.ns, "app=fortio")
-	if len(fortio) != 1 || fortio[0].Status.Phase != "Pending" {
-		t.Errorf("fortio in %s: %d pods, want 1 Pending (required anti-affinity to details on one node)", repl.ns, len(fortio))
-	}
+	// The load client comes last and stays off the node that runs details.
+	mustKubectl(t, "-n", repl.ns, "scale", "deployment/fortio", "--replicas=1")
+	eventually(t, time.Minute, "fortio Pending, unschedulable (required anti-affinity to details on one node)", func() error {
+		out, err := kubectl("-n", repl.ns, "get", "pods", "-l", "app=fortio", "-o",
+			`jsonpath={range .items[*]}{.status.phase}/{.status.conditions[?(@.type=="PodScheduled")].reason}{"\n"}{end}`)
+		if err == nil && strings.TrimSpace(out) != "Pending/Unschedulable" {
+			err = fmt.Errorf("fortio pods: %q", out)
+		}
+		return err
+	})
 
 	// Log in on one replica (the pods' IPs are reachable from the node), use
 	// the session on the other.

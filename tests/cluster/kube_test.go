@@ -112,12 +112,17 @@ type variant struct {
 	ns         string
 	base       string   // overlays/... directory, relative to the repo
 	components []string // overlays/components/... added to it
+	// later are Deployments applied with 0 replicas, for the test to scale
+	// up once the others run: on one node, the replicas component's load
+	// client (required off details' nodes) would otherwise win the race for
+	// the node as often as details does, and details would never schedule.
+	later []string
 }
 
 var (
 	tuned  = variant{ns: "bbt-tuned", base: "overlays/no-mesh"}
 	legacy = variant{ns: "bbt-legacy", base: "overlays/no-mesh", components: []string{"overlays/components/legacy-http"}}
-	repl   = variant{ns: "bbt-replicas", base: "overlays/no-mesh", components: []string{"overlays/components/replicas"}}
+	repl   = variant{ns: "bbt-replicas", base: "overlays/no-mesh", components: []string{"overlays/components/replicas"}, later: []string{"fortio"}}
 )
 
 // apply writes the variant's kustomization into a temporary directory and
@@ -150,6 +155,9 @@ func (v variant) apply() error {
         path: /metadata/labels/pod-security.kubernetes.io~1enforce
         value: restricted
 `)
+	for _, d := range v.later {
+		fmt.Fprintf(&b, "  - target: {kind: Deployment, name: %s}\n    patch: |-\n      - op: replace\n        path: /spec/replicas\n        value: 0\n", d)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
