@@ -77,3 +77,32 @@ type Engine interface {
 	// is cancelled. live, if not nil, is called about 4 times a second.
 	Run(ctx context.Context, req Request, live func(Live)) (*Result, error)
 }
+
+// LiveInterval is how often engines report progress.
+const LiveInterval = 250 * time.Millisecond
+
+// ReportLive calls live with progress() every LiveInterval until the
+// returned stop is called; stop waits for the reporting goroutine, so live is
+// never called once stop has returned (a caller may tear down what live
+// writes to as soon as Run returns). A nil live reports nothing.
+func ReportLive(live func(Live), progress func() Live) (stop func()) {
+	if live == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(LiveInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				live(progress())
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

@@ -139,24 +139,11 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	begin := time.Now()
-	if live != nil {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			// Members' own progress would cost a status call per member
-			// 4 times a second through the API server: elapsed time only.
-			tick := time.NewTicker(250 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					live(engine.Live{Elapsed: time.Since(begin), Requests: -1, Errors: -1})
-				}
-			}
-		}()
-	}
+	// Members' own progress would cost a status call per member 4 times a
+	// second through the API server: elapsed time only.
+	defer engine.ReportLive(live, func() engine.Live {
+		return engine.Live{Elapsed: time.Since(begin), Requests: -1, Errors: -1}
+	})()
 	m := newMerger(len(e.members))
 	errs := make([]error, len(e.members))
 	var interrupted sync.Map

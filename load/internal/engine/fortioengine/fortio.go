@@ -133,27 +133,13 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 		defer e.Started(o)()
 	}
 	start := time.Now()
-	if live != nil && rec != nil {
+	if rec != nil {
 		// live is never called once Run has returned: the caller may have
 		// torn down what live writes to (the agent's run info).
-		done := make(chan struct{})
-		var wg sync.WaitGroup
-		defer func() { close(done); wg.Wait() }()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tick := time.NewTicker(250 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					n, errs := rec.Counts()
-					live(engine.Live{Elapsed: time.Since(start), Requests: n, Errors: errs})
-				}
-			}
-		}()
+		defer engine.ReportLive(live, func() engine.Live {
+			n, errs := rec.Counts()
+			return engine.Live{Elapsed: time.Since(start), Requests: n, Errors: errs}
+		})()
 	}
 	res, err := fhttp.RunHTTPTest(o)
 	if err != nil {
