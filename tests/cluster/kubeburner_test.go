@@ -175,7 +175,14 @@ func scaleScript(ctx context.Context, t *testing.T, dir string, args ...string) 
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	out, err := cmd.CombinedOutput()
-	t.Logf("scale.sh %s (tail):\n%s", args[0], lastLines(string(out), 40))
+	// kube-burner's own log lines (time=...) are in the run's results.
+	var ours []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(l, "time=") {
+			ours = append(ours, l)
+		}
+	}
+	t.Logf("scale.sh %s (kube-burner's log: %s):\n%s", args[0], dir, lastLines(strings.Join(ours, "\n"), 60))
 	return string(out), err
 }
 

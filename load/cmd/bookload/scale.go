@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
@@ -67,6 +68,7 @@ func scaleCmd(args []string) int {
 	appURL := fs.String("app-url", "http://ratings:9080", "`URL` each load client loads (in its namespace), the scenario's path appended")
 	cost := fs.Bool("cost", true, "sample the kubelet summary API for each repetition: CPU and peak memory per group, queries per core")
 	costInterval := fs.Duration("cost-interval", 0, "time between cost samples inside a window (default 5s)")
+	settle := fs.Duration("settle", time.Minute, "how long a load client that cannot reach its app yet (a namespace made a moment ago) is retried before the run fails")
 	prometheus := fs.String("prometheus", "", "`URL` of a Prometheus scraping the kubelets' cAdvisor metrics: the cost's source instead of the kubelet summary API")
 	out := fs.String("out", "results", "`DIR` under which the run directory is made")
 	reps := fs.Int("repetitions", 0, "repetitions (consecutive windows; default: the scenario's)")
@@ -96,7 +98,7 @@ func scaleCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "bookload scale: --repetitions %d: must be >= 1\n", *reps)
 		return 2
 	}
-	cfg := scale.Config{Selector: *selector, Name: *name, ClientService: *clientSvc, ClientKind: *clientKind, AppURL: *appURL, Cost: *cost, CostInterval: *costInterval, Prometheus: *prometheus}
+	cfg := scale.Config{Selector: *selector, Name: *name, ClientService: *clientSvc, ClientKind: *clientKind, AppURL: *appURL, Cost: *cost, CostInterval: *costInterval, Prometheus: *prometheus, Settle: *settle}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "bookload scale:", err)
 		return 2

@@ -64,6 +64,9 @@ type Config struct {
 	// Prometheus, if set, is the cost's source instead of the kubelet
 	// summary API.
 	Prometheus string
+	// Settle is how long a client that cannot reach its app yet is given
+	// before the run fails (fanout.Engine.Settle).
+	Settle time.Duration
 }
 
 // Validate checks the fields a user gives, naming the flag at fault.
@@ -97,6 +100,9 @@ func (c *Config) Validate() error {
 	}
 	if c.CostInterval < 0 {
 		return fmt.Errorf("--cost-interval %v: must be >= 0", c.CostInterval)
+	}
+	if c.Settle < 0 {
+		return fmt.Errorf("--settle %v: must be >= 0", c.Settle)
 	}
 	return nil
 }
@@ -198,6 +204,7 @@ func Build(cfg Config, namespaces []kube.Object) (loadtarget.Target, engine.Engi
 	if err != nil {
 		return loadtarget.Target{}, nil, err
 	}
+	fo.Settle = cfg.Settle
 	target := loadtarget.Target{Name: name, URL: cfg.API.Base, Knobs: map[string]string{
 		"scale_selector":   cfg.Selector,
 		"scale_namespaces": strconv.Itoa(len(namespaces)),

@@ -54,6 +54,11 @@ type Member struct {
 // Engine fans one repetition out to its members.
 type Engine struct {
 	members []Member
+	// Settle is how long Check keeps retrying members that fail it, once a
+	// second: namespaces created a moment ago answer only once their
+	// Services' rules have reached the nodes, a little after the pods are
+	// Ready. 0: one try.
+	Settle time.Duration
 }
 
 // New checks the members: at least one, at most MaxMembers, names unique.
@@ -89,19 +94,45 @@ func (e *Engine) memberReq(req engine.Request, m Member) engine.Request {
 	return r
 }
 
-// Check implements engine.Engine: every member's check, all at once; the
-// error names each failing member (the first ten).
+// Check implements engine.Engine: every member's check, all at once, the
+// failing ones again every second for Settle; the error names each member
+// still failing then (the first ten).
 func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 	errs := make([]error, len(e.members))
-	var wg sync.WaitGroup
-	for i, m := range e.members {
-		wg.Go(func() {
-			if err := m.Engine.Check(ctx, e.memberReq(req, m)); err != nil {
-				errs[i] = fmt.Errorf("namespace %s: %w", m.Name, err)
-			}
-		})
+	pending := make([]bool, len(e.members))
+	for i := range pending {
+		pending[i] = true
 	}
-	wg.Wait()
+	deadline := time.Now().Add(e.Settle)
+	for {
+		var wg sync.WaitGroup
+		failed := 0
+		for i, m := range e.members {
+			if !pending[i] {
+				continue
+			}
+			wg.Go(func() {
+				errs[i] = nil
+				if err := m.Engine.Check(ctx, e.memberReq(req, m)); err != nil {
+					errs[i] = fmt.Errorf("namespace %s: %w", m.Name, err)
+				}
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			pending[i] = err != nil
+			if err != nil {
+				failed++
+			}
+		}
+		if failed == 0 || ctx.Err() != nil || !time.Now().Add(time.Second).Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 	return joinFirst(errs, 10, "members failed the check")
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +179,47 @@ func TestMembersBoundsAndFailures(t *testing.T) {
 	res, err := e.Run(ctx, request(), nil)
 	if err != nil || !res.Interrupted {
 		t.Errorf("cancelled: %+v %v", res, err)
+	}
+}
+
+// settling fails its first checks, then passes.
+type settling struct {
+	fixed
+	failures atomic.Int32
+}
+
+func (s *settling) Check(context.Context, engine.Request) error {
+	if s.failures.Add(-1) >= 0 {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+// A member that cannot reach its app yet gets Settle to get there; one that
+// never does fails the check once Settle is over, named.
+func TestCheckSettles(t *testing.T) {
+	late := &settling{}
+	late.failures.Store(2)
+	e, _ := New([]Member{{Name: "scale-1", Engine: &fixed{}}, {Name: "scale-2", Engine: late}})
+	e.Settle = 10 * time.Second
+	if err := e.Check(context.Background(), request()); err != nil {
+		t.Errorf("a member that answers on its third check, within Settle: %v", err)
+	}
+	late.failures.Store(2)
+	e.Settle = 0
+	if err := e.Check(context.Background(), request()); err == nil || !strings.Contains(err.Error(), "namespace scale-2: connection refused") {
+		t.Errorf("without Settle, one try: %v", err)
+	}
+	never := &settling{}
+	never.failures.Store(1 << 20)
+	e, _ = New([]Member{{Name: "scale-1", Engine: &fixed{}}, {Name: "scale-3", Engine: never}})
+	e.Settle = 2 * time.Second
+	start := time.Now()
+	err := e.Check(context.Background(), request())
+	if err == nil || !strings.Contains(err.Error(), "namespace scale-3") {
+		t.Errorf("a member that never answers: %v", err)
+	}
+	if n := 1<<20 - never.failures.Load(); n < 2 || n > 4 || time.Since(start) > 5*time.Second {
+		t.Errorf("a member that never answers was checked %d times in %v with a 2 s Settle, want 2-3 about a second apart", n, time.Since(start))
 	}
 }
