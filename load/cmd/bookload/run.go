@@ -71,6 +71,24 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseScenarioArgs parses the flags of a command taking one SCENARIO
+// argument, anywhere among them. code is the exit status to return at once
+// (0 after --help, 2 for bad flags or not one argument, with the usage), or
+// -1 to go on with pos[0].
+func parseScenarioArgs(fs *flag.FlagSet, args []string) (pos []string, code int) {
+	pos, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, 0
+	case err != nil:
+		return nil, 2
+	case len(pos) != 1:
+		fs.Usage()
+		return nil, 2
+	}
+	return pos, -1
+}
+
 func runCmd(args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var targets targetFlags
@@ -96,16 +114,9 @@ func runCmd(args []string) int {
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return 2
+	pos, code := parseScenarioArgs(fs, args)
+	if code >= 0 {
+		return code
 	}
 	s, err := scenario.Resolve(pos[0], *dir)
 	if err != nil {

@@ -83,16 +83,9 @@ func scaleCmd(args []string) int {
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return 2
+	pos, code := parseScenarioArgs(fs, args)
+	if code >= 0 {
+		return code
 	}
 	if *reps < 0 {
 		fmt.Fprintf(os.Stderr, "bookload scale: --repetitions %d: must be >= 1\n", *reps)
