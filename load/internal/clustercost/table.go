@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/stats"
 )
 
 // WriteTable prints the cost of each stored repetition that has one (a
@@ -86,13 +87,8 @@ func WriteMedians(w io.Writer, runs []*results.Loaded) {
 			if len(xs) == 0 {
 				return "n/a"
 			}
-			sort.Float64s(xs)
-			med := xs[len(xs)/2]
-			if len(xs)%2 == 0 {
-				med = (xs[len(xs)/2-1] + med) / 2
-			}
 			f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', digits, 64) }
-			return fmt.Sprintf("%s [%s..%s]", f2(med), f2(xs[0]), f2(xs[len(xs)-1]))
+			return fmt.Sprintf("%s [%s..%s]", f2(stats.Median(xs)), f2(slices.Min(xs)), f2(slices.Max(xs)))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", k.scenario, k.profile, k.target, len(cs),
 			col(func(c *Cost) float64 { return c.MeshCPUSeconds }, 2),
