@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 )
@@ -49,13 +48,7 @@ func printComparison(w io.Writer, dirs []string, baseline, format string) error 
 	if err != nil {
 		return err
 	}
-	if err := t.Write(w, format); err != nil {
-		return err
-	}
-	if format == "md" || format == "markdown" {
-		clustercost.WriteMedians(w, runs)
-	}
-	return nil
+	return t.Write(w, format)
 }
 
 // parseRunDirs parses the flags and the DIR arguments (at least one) of the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"net/http"
@@ -336,9 +337,38 @@ func TestScaleCompareTwoModes(t *testing.T) {
 		t.Fatalf("compare exit %d", code)
 	}
 	for _, want := range []string{"| 20rps-2c | no-mesh (baseline) | 1 |", "Δ sidecar", "Cluster cost per repetition window: median",
-		"| scale-test | 20rps-2c | no-mesh | 1 |", "| scale-test | 20rps-2c | sidecar | 1 |", "| n/a |"} {
+		"| 20rps-2c | no-mesh | 1 |", "| 20rps-2c | sidecar | 1 |", "| n/a |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("compare lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The same figures in compare's JSON, n/a as null.
+	stdout, code = capture(t, func() int { return compareCmd([]string{out, "--baseline", "no-mesh", "--format", "json"}) })
+	if code != 0 {
+		t.Fatalf("compare --format json: exit %d", code)
+	}
+	var doc struct {
+		Rows []struct {
+			Target      string `json:"target"`
+			ClusterCost *struct {
+				N                  int                       `json:"n"`
+				AppsCPUSeconds     *struct{ Median float64 } `json:"apps_cpu_seconds"`
+				QueriesPerMeshCore *struct{ Median float64 } `json:"queries_per_mesh_core"`
+				QueriesPerCore     *struct{ Median float64 } `json:"queries_per_core"`
+			} `json:"cluster_cost"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Rows) != 2 {
+		t.Fatalf("compare --format json: %v, %d rows\n%s", err, len(doc.Rows), stdout)
+	}
+	for _, r := range doc.Rows {
+		c := r.ClusterCost
+		if c == nil || c.N != 1 || c.AppsCPUSeconds == nil || c.QueriesPerCore == nil || c.QueriesPerCore.Median <= 0 {
+			t.Errorf("%s: cluster_cost %+v", r.Target, c)
+			continue
+		}
+		if mesh := c.QueriesPerMeshCore != nil; mesh != (r.Target == "sidecar") {
+			t.Errorf("%s: queries_per_mesh_core %+v, want a number only with a mesh", r.Target, c.QueriesPerMeshCore)
 		}
 	}
 	html := filepath.Join(t.TempDir(), "report.html")

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -46,55 +45,67 @@ func WriteTable(w io.Writer, reps []results.Rep) {
 	}
 }
 
-// WriteMedians prints, for each (scenario, profile, target) of the runs
-// with a cluster cost, the median across repetitions of the mesh's
-// CPU-seconds per window and of the queries per core, with their min..max:
-// the cost side of compare's table. It prints nothing when no repetition
-// has a cost.
-func WriteMedians(w io.Writer, runs []*results.Loaded) {
-	type rowKey struct{ scenario, profile, target string }
-	var order []rowKey
-	costs := map[rowKey][]*Cost{}
-	for _, l := range runs {
-		for _, r := range l.Reps {
-			c := FromMetadata(r.EngineMetadata)
-			if c == nil || c.Groups == nil {
-				continue
-			}
-			k := rowKey{r.Scenario, r.Profile.Name, r.Target}
-			if _, ok := costs[k]; !ok {
-				order = append(order, k)
-			}
-			costs[k] = append(costs[k], c)
+// Stat is one cost figure over a row's repetitions: the median with the
+// confidence interval compare gives latencies (stats.Summarize).
+type Stat struct {
+	Median float64    `json:"median"`
+	CI     [2]float64 `json:"ci"`
+}
+
+// Summary is the cost of one compare row (scenario, profile, target) over
+// its repetitions that recorded one. A queries-per-core figure is nil (JSON
+// null, "n/a") when no repetition had a value: no mesh, for instance.
+type Summary struct {
+	N                  int   `json:"n"`
+	MeshCPUSeconds     *Stat `json:"mesh_cpu_seconds"`
+	AppsCPUSeconds     *Stat `json:"apps_cpu_seconds"`
+	ClientsCPUSeconds  *Stat `json:"clients_cpu_seconds"`
+	MeshPeakMiB        *Stat `json:"mesh_peak_mib"`
+	QueriesPerMeshCore *Stat `json:"queries_per_mesh_core"`
+	QueriesPerCore     *Stat `json:"queries_per_core"`
+}
+
+// Summarize is the cost of reps (one row's repetitions), nil when none has
+// one.
+func Summarize(reps []results.Rep, confidence float64) *Summary {
+	var cs []*Cost
+	for _, r := range reps {
+		if c := FromMetadata(r.EngineMetadata); c != nil && c.Groups != nil {
+			cs = append(cs, c)
 		}
 	}
-	if len(order) == 0 {
-		return
+	if len(cs) == 0 {
+		return nil
 	}
-	fmt.Fprintln(w, "\nCluster cost per repetition window: median [min..max] across repetitions (kubelet summary API; queries = requests with a 2xx):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| scenario | profile | target | n | mesh CPU-s | apps CPU-s | mesh peak MiB | queries per mesh core | queries per core (apps+mesh) |")
-	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|")
-	for _, k := range order {
-		cs := costs[k]
-		col := func(f func(*Cost) float64, digits int) string {
-			var xs []float64
-			for _, c := range cs {
-				if v := f(c); !math.IsNaN(v) {
-					xs = append(xs, v)
-				}
+	stat := func(f func(*Cost) float64) *Stat {
+		var xs []float64
+		for _, c := range cs {
+			if v := f(c); !math.IsNaN(v) {
+				xs = append(xs, v)
 			}
-			if len(xs) == 0 {
-				return "n/a"
-			}
-			f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', digits, 64) }
-			return fmt.Sprintf("%s [%s..%s]", f2(stats.Median(xs)), f2(slices.Min(xs)), f2(slices.Max(xs)))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", k.scenario, k.profile, k.target, len(cs),
-			col(func(c *Cost) float64 { return c.MeshCPUSeconds }, 2),
-			col(func(c *Cost) float64 { return c.Groups[GroupApps].CPUSeconds }, 2),
-			col(func(c *Cost) float64 { return float64(c.MeshPeakMemory) / (1 << 20) }, 0),
-			col(func(c *Cost) float64 { return float64(c.QueriesPerMeshCore) }, 0),
-			col(func(c *Cost) float64 { return float64(c.QueriesPerCore) }, 0))
+		if len(xs) == 0 {
+			return nil
+		}
+		s := stats.Summarize(xs, confidence)
+		return &Stat{Median: s.Median, CI: [2]float64{s.Lo, s.Hi}}
 	}
+	return &Summary{
+		N:                  len(cs),
+		MeshCPUSeconds:     stat(func(c *Cost) float64 { return c.MeshCPUSeconds }),
+		AppsCPUSeconds:     stat(func(c *Cost) float64 { return c.Groups[GroupApps].CPUSeconds }),
+		ClientsCPUSeconds:  stat(func(c *Cost) float64 { return c.Groups[GroupClients].CPUSeconds }),
+		MeshPeakMiB:        stat(func(c *Cost) float64 { return float64(c.MeshPeakMemory) / (1 << 20) }),
+		QueriesPerMeshCore: stat(func(c *Cost) float64 { return float64(c.QueriesPerMeshCore) }),
+		QueriesPerCore:     stat(func(c *Cost) float64 { return float64(c.QueriesPerCore) }),
+	}
+}
+
+// Format is "median [lo..hi]" with digits decimals, or "n/a".
+func (s *Stat) Format(digits int) string {
+	if s == nil {
+		return "n/a"
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', digits, 64) }
+	return fmt.Sprintf("%s [%s..%s]", f(s.Median), f(s.CI[0]), f(s.CI[1]))
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/stats"
@@ -74,6 +75,10 @@ type Row struct {
 	VsBaseline          map[string]Delta `json:"vs_baseline,omitempty"`
 	VsBaselineCorrected map[string]Delta `json:"vs_baseline_corrected,omitempty"`
 	Warnings            []string         `json:"warnings,omitempty"`
+	// ClusterCost is what the repetitions cost the cluster (bookload scale,
+	// bookload run --cluster-cost), each figure's median and interval as
+	// for the latencies; absent when no repetition recorded it.
+	ClusterCost *clustercost.Summary `json:"cluster_cost,omitempty"`
 }
 
 // Delta is one metric's change against the baseline.
@@ -279,6 +284,7 @@ func (t *Table) row(sc, profile, tg string, reps []results.Rep) Row {
 		}
 	}
 	row.QPS = stats.Median(qps)
+	row.ClusterCost = clustercost.Summarize(reps, t.Confidence)
 	row.CIConfidence = 1
 	for _, m := range Metrics {
 		s := stats.Summarize(column(reps, plainOf, m), t.Confidence)

@@ -102,6 +102,7 @@ func (t *Table) markdown(w io.Writer) error {
 		b.WriteString("\nCorrected for coordinated omission (from each request's scheduled start; equal to the above when the target keeps up):\n\n")
 		t.mdTable(&b, rows, true)
 		b.WriteString("\n")
+		mdCostTable(&b, rows)
 	}
 	for _, n := range t.Notes {
 		fmt.Fprintf(&b, "- Note: %s.\n", n)
@@ -215,4 +216,28 @@ func (t *Table) bench(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdCostTable prints the rows' cluster cost, when any recorded one: per
+// repetition window, each figure's median [interval] as for the latencies.
+func mdCostTable(b *strings.Builder, rows []Row) {
+	var with []Row
+	for _, r := range rows {
+		if r.ClusterCost != nil {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	b.WriteString("Cluster cost per repetition window: median [interval] (kubelet summary API; queries = requests with a 2xx):\n\n")
+	b.WriteString("| profile | target | n | mesh CPU-s | apps CPU-s | clients CPU-s | mesh peak MiB | queries per mesh core | queries per core (apps+mesh) |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range with {
+		c := r.ClusterCost
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Profile, r.Target, c.N,
+			c.MeshCPUSeconds.Format(2), c.AppsCPUSeconds.Format(2), c.ClientsCPUSeconds.Format(2),
+			c.MeshPeakMiB.Format(0), c.QueriesPerMeshCore.Format(0), c.QueriesPerCore.Format(0))
+	}
+	b.WriteString("\n")
 }
