@@ -399,21 +399,12 @@ func TestScaleStockFortioClients(t *testing.T) {
 	}
 	cfg := scaleConfig(cl.API.URL)
 	cfg.AppURL, cfg.ClientKind, cfg.Cost = app.URL, scale.ClientFortio, false
-	var stdout, stderr bytes.Buffer
-	out := t.TempDir()
-	if code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, out, nil, "md"); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	runs, err := results.OpenAll([]string{out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := runs[0].Reps[0]
+	r, stdout := scaleOneRep(t, cfg)
 	if r.Requests < 38 || r.EngineMetadata["merge_precision"] != fanout.MergeBucketPrecise || r.EngineMetadata["precision"] != "fortio-buckets" {
 		t.Errorf("%d requests, precision %v, merge %v", r.Requests, r.EngineMetadata["precision"], r.EngineMetadata["merge_precision"])
 	}
-	if !strings.Contains(stdout.String(), "sidecar ran on a remote fortio (fortio+http): latencies are rebuilt from fortio's histogram buckets") {
-		t.Errorf("compare does not note the precision:\n%s", stdout.String())
+	if !strings.Contains(stdout, "sidecar ran on a remote fortio (fortio+http): latencies are rebuilt from fortio's histogram buckets") {
+		t.Errorf("compare does not note the precision:\n%s", stdout)
 	}
 }
 
@@ -493,6 +484,21 @@ func TestScaleCostFromPrometheus(t *testing.T) {
 	defer prom.Close()
 	cfg := scaleConfig(cl.API.URL)
 	cfg.AppURL, cfg.Prometheus = app.URL, prom.URL
+	r, _ := scaleOneRep(t, cfg)
+	c := clustercost.FromMetadata(r.EngineMetadata)
+	if c == nil || c.Source != clustercost.PrometheusSource || c.MeshCPUSeconds != 0.75 || c.Groups[clustercost.GroupZtunnel].CPUSeconds != 0.25 ||
+		c.Groups[clustercost.GroupClients].CPUSeconds != 3 || math.Abs(float64(c.QueriesPerMeshCore)-float64(r.Requests)/0.75) > 0.1 {
+		t.Errorf("cost from Prometheus: %+v", c)
+	}
+	if cl.API.CallCount("summary") != 0 {
+		t.Errorf("the summary API was read %d times with --prometheus", cl.API.CallCount("summary"))
+	}
+}
+
+// scaleOneRep runs one repetition of the test scenario with cfg and returns
+// the stored repetition and what the command printed.
+func scaleOneRep(t *testing.T, cfg scale.Config) (results.Rep, string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	out := t.TempDir()
 	if code := runScale(context.Background(), &stdout, &stderr, cfg, scaleScenario(t), 1, out, nil, "md"); code != 0 {
@@ -502,13 +508,5 @@ func TestScaleCostFromPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runs[0].Reps[0]
-	c := clustercost.FromMetadata(r.EngineMetadata)
-	if c == nil || c.Source != clustercost.PrometheusSource || c.MeshCPUSeconds != 0.75 || c.Groups[clustercost.GroupZtunnel].CPUSeconds != 0.25 ||
-		c.Groups[clustercost.GroupClients].CPUSeconds != 3 || math.Abs(float64(c.QueriesPerMeshCore)-float64(r.Requests)/0.75) > 0.1 {
-		t.Errorf("cost from Prometheus: %+v", c)
-	}
-	if cl.API.CallCount("summary") != 0 {
-		t.Errorf("the summary API was read %d times with --prometheus", cl.API.CallCount("summary"))
-	}
+	return runs[0].Reps[0], stdout.String()
 }
