@@ -13,25 +13,20 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * A servlet filter (second, after RequestObserver) that refuses every request carrying
  * Transfer-Encoding, before any route runs and without reading its body: 411 Length Required when
- * the field is exactly "chunked" in HTTP/1.1, else 400. Tomcat closes the connection after either
- * (both are among the statuses its HTTP/1.1 processor ends a connection on), so nothing in the body
- * is ever read as a request.
+ * the field is exactly "chunked" in HTTP/1.1, else 400; either with "Connection: close", so Jetty
+ * closes the connection instead of reading the body to find the next request, and nothing in the
+ * body is ever read as a request.
  *
- * <p>Why 411 for every chunked body: no route of reviews takes a body, and this is the only place a
- * request that carried both Content-Length and Transfer-Encoding can still be refused. Tomcat
- * (checked in 10.1.55 and 10.1.61, Http11Processor.prepareInputFilters) deletes the Content-Length
- * of such a request and frames it by the chunks before any valve or filter sees it, so it looks
- * exactly like a plain chunked request here. Refusing all of them with the status that says "send a
- * Content-Length" answers the ambiguous one with a 4xx too, as productpage does for /login. A
- * chunked request body was accepted and dropped before; no client of reviews sends one.
+ * <p>Why 411 for every chunked body: no route of reviews takes a body, and a chunked body is the
+ * only framing left that a front proxy and reviews could read differently. Jetty's parser (strict
+ * RFC 7230 mode, JettyKnobs) has already refused what is ambiguous with 400 before this runs:
+ * Content-Length beside Transfer-Encoding, codings other than a final "chunked", a folded or
+ * repeated field. Refusing all chunked bodies with the status that says "send a Content-Length"
+ * also answers chunk syntax Jetty would only check while reading the body. A chunked request body
+ * was accepted and dropped before; no client of reviews sends one.
  *
- * <p>The value check first: Tomcat already answers 400 when "chunked" is not the last coding or
- * appears twice, and 501 for a coding it does not know; what is left is a value folded onto the
- * next line (obs-fold): Tomcat joins folded lines with a space, and since it strips leading and
- * trailing blanks from every value, a Transfer-Encoding of " chunked" can only come from
- * "Transfer-Encoding:" CRLF SP "chunked", the classic way to hide the field from a front proxy.
- * Transfer-Encoding in an HTTP/1.0 request is a 400 too: RFC 9112 section 6.1 says such a message's
- * framing is faulty.
+ * <p>The value check stays as a second line: Transfer-Encoding in an HTTP/1.0 request is a 400 (RFC
+ * 9112 section 6.1 says such a message's framing is faulty), as is any value but "chunked".
  */
 final class ChunkedBodyRefusal extends OncePerRequestFilter {
 
@@ -44,6 +39,7 @@ final class ChunkedBodyRefusal extends OncePerRequestFilter {
             chain.doFilter(request, response);
             return;
         }
+        response.setHeader(HttpHeaders.CONNECTION, "close");
         if (codings.size() != 1
                 || !"chunked".equalsIgnoreCase(codings.get(0))
                 || !"HTTP/1.1".equals(request.getProtocol())) {

@@ -89,7 +89,7 @@ final class RequestObserver extends OncePerRequestFilter {
         } finally {
             inFlight.decrementAndGet();
             long nanos = nanoTime.getAsLong() - start;
-            // An exception escaping Spring becomes a 500 from Tomcat, whatever status was set so
+            // An exception escaping Spring becomes a 500 from Jetty, whatever status was set so
             // far.
             int status = failed ? 500 : response.getStatus();
             String method = METHODS.contains(request.getMethod()) ? request.getMethod() : "OTHER";

@@ -30,21 +30,13 @@ public final class ReviewsServer {
                 config.port(),
                 "server.address",
                 config.listenAddress(),
-                // -1: unlimited requests per connection; 1: Tomcat sends "Connection: close" and
-                // closes.
-                "server.tomcat.max-keep-alive-requests",
-                config.httpKeepAlive() ? -1 : 1,
-                "server.tomcat.keep-alive-timeout",
+                // Jetty's idle timeout: how long a kept-alive connection may stay idle. While a
+                // request is served it is HTTP_HEADER_TIMEOUT_SECONDS, and a request head has an
+                // overall deadline (HeadDeadline, JettyKnobs). Keep-alive off: JettyKnobs.
+                "server.jetty.connection-idle-timeout",
                 config.httpKeepAliveTimeoutSeconds() + "s",
-                // Tomcat's connectionTimeout: how long a new connection may stay silent, and the
-                // longest
-                // pause between two reads of a head or a body (and between two writes). The whole
-                // head is
-                // bounded by HeadDeadlineProtocol (TomcatKnobs).
-                "server.tomcat.connection-timeout",
-                config.httpHeaderTimeoutSeconds() + "s",
-                // Beyond it Tomcat stops accepting: new connections wait in the listen backlog.
-                "server.tomcat.max-connections",
+                // Beyond it Jetty stops accepting: new connections wait in the listen backlog.
+                "server.jetty.max-connections",
                 config.httpMaxConnections(),
                 "spring.lifecycle.timeout-per-shutdown-phase",
                 config.shutdownTimeoutSeconds() + "s",
@@ -80,17 +72,17 @@ public final class ReviewsServer {
     /**
      * The process's start: SIGTERM/SIGINT run Spring Boot's shutdown hook, which closes the context
      * (graceful shutdown: stop accepting, wait up to SHUTDOWN_TIMEOUT_SECONDS for in-flight
-     * requests, stop Tomcat). The JVM would then exit 143/130; a Spring Boot shutdown handler, run
-     * after the context is closed, ends the process with 0, or 1 when requests were still in
-     * flight. A second hook bounds the whole drain: it exits 1 if the close is still going just
-     * after the timeout (stopping Tomcat waits for its workers, which may be stuck in a call to
-     * ratings for seconds).
+     * requests, stop Jetty). The JVM would then exit 143/130; a Spring Boot shutdown handler, run
+     * after the context is closed, ends the process with 0, or 1 when requests were still in flight
+     * as the drain ended (DrainVerdict). A second hook bounds the whole drain: it exits 1 if the
+     * close is still going just after the timeout (stopping Jetty waits for its threads, which may
+     * be stuck in a call to ratings for seconds).
      */
     static void startWithExitStatus(ReviewsConfig config) {
         ConfigurableApplicationContext context = start(config, Hooks.system());
-        RequestObserver requests = context.getBean(RequestObserver.class);
+        DrainVerdict drain = context.getBean(DrainVerdict.class);
         SpringApplication.getShutdownHandlers()
-                .add(() -> Runtime.getRuntime().halt(requests.inFlight() > 0 ? 1 : 0));
+                .add(() -> Runtime.getRuntime().halt(drain.cutOff() ? 1 : 0));
         Runtime.getRuntime()
                 .addShutdownHook(
                         new Thread(

@@ -10,7 +10,7 @@ import org.springframework.core.Ordered;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
- * The servlet side of the web layer: the three filters, for every request Tomcat dispatches
+ * The servlet side of the web layer: the three filters, for every request Jetty dispatches
  * (RequestObserver first: metrics, access log; ChunkedBodyRefusal; then WholeResponses, which also
  * wraps the error page's dispatch), and the DispatcherServlet.
  */
@@ -28,6 +28,11 @@ class WebConfig {
         AccessLog accessLog =
                 config.accessLog() ? new AccessLog(hooks.clock(), hooks.stdout()) : null;
         return new RequestObserver(registry, accessLog, hooks.nanoTime());
+    }
+
+    @Bean
+    DrainVerdict drainVerdict(RequestObserver observer) {
+        return new DrainVerdict(observer);
     }
 
     @Bean

@@ -233,14 +233,14 @@ class HeadDeadlineTest {
                 }
                 Thread.sleep(200);
                 long start = System.nanoTime();
-                // The fifth connection: the kernel completes it (listen backlog), Tomcat does not
+                // The fifth connection: the kernel completes it (listen backlog), Jetty does not
                 // take it yet.
                 try (Socket waiting = new Socket("127.0.0.1", small.port)) {
                     waiting.getOutputStream()
                             .write(
                                     "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
                                             .getBytes(StandardCharsets.ISO_8859_1));
-                    // Meanwhile the connection Tomcat holds is served at once.
+                    // Meanwhile the connection Jetty holds is served at once.
                     for (int i = 0; i < 3; i++) {
                         long t = System.nanoTime();
                         assertEquals(200, working.request("GET", "/health").status());

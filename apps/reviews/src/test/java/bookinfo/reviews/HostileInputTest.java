@@ -92,11 +92,9 @@ class HostileInputTest {
 
     @ParameterizedTest
     @ValueSource(booleans = {true, false})
-    void contentLengthAndTransferEncodingTogetherAre411ThenClosed(boolean lengthFirst)
+    void contentLengthAndTransferEncodingTogetherAre400AndClosed(boolean lengthFirst)
             throws IOException {
-        // Tomcat drops the Content-Length before any application code sees the request, so it
-        // cannot
-        // be told from a plain chunked request; every chunked request is refused, unread.
+        // Jetty's parser refuses it before any application code runs.
         String body = "0\r\n\r\n" + SMUGGLED;
         String length = "Content-Length: " + body.length() + "\r\n";
         String coding = "Transfer-Encoding: chunked\r\n";
@@ -106,8 +104,8 @@ class HostileInputTest {
                                 + (lengthFirst ? length + coding : coding + length)
                                 + "\r\n"
                                 + body);
-        assertRefused(e, 411, "Content-Length with Transfer-Encoding");
-        assertTrue(e.text().endsWith("{\"error\":\"length required\"}"), e.text());
+        assertRefused(e, 400, "Content-Length with Transfer-Encoding");
+        assertTrue(e.text().endsWith("{\"error\":\"bad request\"}"), e.text());
     }
 
     // ---- Transfer-Encoding
@@ -148,14 +146,14 @@ class HostileInputTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"gzip, chunked", "identity", "xchunked", "deflate"})
-    void unknownTransferCodingsAre501(String codings) throws IOException {
+    void unknownTransferCodingsAre400(String codings) throws IOException {
         RawHttp.Exchange e =
                 send(
                         "POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
                                 + codings
                                 + "\r\n\r\n0\r\n\r\n"
                                 + SMUGGLED);
-        assertRefused(e, 501, codings);
+        assertRefused(e, 400, codings);
     }
 
     @Test
@@ -201,12 +199,9 @@ class HostileInputTest {
     }
 
     @Test
-    void aHugeChunkIsRefusedAndClosedByTheReadTimeout() throws IOException {
-        // Answered at once; Tomcat then reads what is left of the body (it closes after a 411, but
-        // it
-        // swallows first: at most maxSwallowSize, each read bounded by
-        // HTTP_HEADER_TIMEOUT_SECONDS),
-        // so the close comes when the 2 GiB chunk stops arriving.
+    void aHugeChunkIsRefusedAndClosedAtOnce() throws IOException {
+        // Answered and closed at once: the 411 carries "Connection: close", so Jetty does not read
+        // the 2 GiB chunk to find the next request.
         byte[] request =
                 ("POST /reviews/0 HTTP/1.1\r\nHost: x\r\n"
                                 + "Transfer-Encoding: chunked\r\n\r\n7fffffff\r\nabc")
@@ -216,7 +211,7 @@ class HostileInputTest {
         assertTrue(answer.millis() < 1000, "answered after " + answer.millis() + " ms");
         RawHttp.Exchange e = RawHttp.exchange(server.port, request, 6000, 8000);
         assertRefused(e, 411, "huge chunk");
-        assertTrue(e.millis() > 1500 && e.millis() < 4500, "closed after " + e.millis() + " ms");
+        assertTrue(e.millis() < 1000, "closed after " + e.millis() + " ms");
     }
 
     @Test
@@ -249,7 +244,7 @@ class HostileInputTest {
     }
 
     // ---- header lines at the buffer sizes that split requests in other servers, and beyond
-    // Tomcat's limit
+    // the head limit (server.max-http-request-header-size, 8 KiB)
 
     @ParameterizedTest
     @ValueSource(ints = {4095, 4096, 4097, 8000})
@@ -266,13 +261,13 @@ class HostileInputTest {
 
     @ParameterizedTest
     @ValueSource(ints = {8191, 8192, 8193, 16384, 65536})
-    void headsBeyondTomcatsLimitAre400AndClosed(int length) throws IOException {
+    void headsBeyondTheLimitAre431AndClosed(int length) throws IOException {
         RawHttp.Exchange e =
                 send(
                         "GET /reviews/1 HTTP/1.1\r\nHost: x\r\nX: "
                                 + "a".repeat(length - 3)
                                 + "\r\njwt: /reviews/4242 HTTP/1.1\r\n\r\n");
-        assertRefused(e, 400, "header line of " + length);
+        assertRefused(e, 431, "header line of " + length);
     }
 
     // ---- Host, field values
@@ -289,9 +284,11 @@ class HostileInputTest {
                 "Host: [::1\r\n",
                 "Host: a@b\r\n",
                 "Host: a/b\r\n",
-                "Host: a\\b\r\n",
-                "Host: a,b\r\n"
+                "Host: a\\b\r\n"
             })
+    // Not "Host: a,b": RFC 3986's reg-name allows sub-delims, "," among them, so it is a valid
+    // host by the grammar, and Jetty serves it (Tomcat allowed only letters, digits, "-" and ".").
+    // Two Host lines are refused above; reviews uses Host for nothing.
     void http11HostMissingRepeatedOrInvalidIs400(String hostLines) throws IOException {
         RawHttp.Exchange e = send("GET /health HTTP/1.1\r\n" + hostLines + "\r\n" + SMUGGLED);
         assertRefused(e, 400, hostLines.isEmpty() ? "no Host" : hostLines.strip());
@@ -346,11 +343,14 @@ class HostileInputTest {
                 "GET /nope\r\n",
                 "OPTIONS *\r\n"
             })
-    void http09RequestsAreClosedAtOnceWithoutAByte(String request) throws IOException {
+    void http09RequestsAre505AndClosedAtOnce(String request) throws IOException {
+        // Jetty answers in HTTP/1.1, which a client of either version can tell from a body.
         RawHttp.Exchange e =
                 RawHttp.exchange(
                         server.port, request.getBytes(StandardCharsets.ISO_8859_1), 2000, 3000);
-        assertEquals("", e.text());
+        assertEquals(505, e.status(), e.text());
+        assertEquals(1, e.responses(), e.text());
+        assertTrue(e.text().endsWith("{\"error\":\"http version not supported\"}"), e.text());
         assertTrue(e.closed(), "closed");
         assertTrue(e.millis() < 1000, "closed after " + e.millis() + " ms");
     }

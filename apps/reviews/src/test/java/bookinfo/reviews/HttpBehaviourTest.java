@@ -8,14 +8,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import org.apache.coyote.http11.AbstractHttp11Protocol;
+import org.eclipse.jetty.http.HttpCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.web.context.WebServerApplicationContext;
-import org.springframework.boot.web.embedded.tomcat.TomcatWebServer;
+import org.springframework.boot.web.embedded.jetty.JettyWebServer;
 
 /** The common HTTP behaviour of docs/configuration.md: errors, HEAD, framing, keep-alive knobs. */
 class HttpBehaviourTest {
@@ -82,7 +88,7 @@ class HttpBehaviourTest {
 
     @ParameterizedTest
     @CsvSource({"GET, /%zz", "GET, /a|b", "G@T, /health"})
-    void requestsTomcatRejectsGet400JsonNotAnHtmlStackTrace(String method, String path)
+    void requestsJettyRejectsGet400JsonNotAnHtmlStackTrace(String method, String path)
             throws IOException {
         RawHttp.Response r = RawHttp.once(keepAlive.port, method, path);
         assertEquals(400, r.status());
@@ -147,7 +153,7 @@ class HttpBehaviourTest {
     @Test
     void keepAliveTrueServesManyRequestsOnOneConnection() throws IOException {
         try (RawHttp http = new RawHttp(keepAlive.port)) {
-            // Past Tomcat's default of 100 requests per connection, which must not apply.
+            // Many requests per connection: no per-connection cap applies.
             for (int i = 0; i < 150; i++) {
                 RawHttp.Response r = http.request("GET", i % 2 == 0 ? "/health" : "/reviews/" + i);
                 assertEquals(200, r.status());
@@ -170,19 +176,23 @@ class HttpBehaviourTest {
     }
 
     @Test
-    void knobsReachTomcatsConnector() {
-        AbstractHttp11Protocol<?> defaults = protocol(keepAlive);
-        assertTrue(defaults.getTcpNoDelay());
-        assertEquals(-1, defaults.getMaxKeepAliveRequests());
-        assertEquals(60_000, defaults.getKeepAliveTimeout());
-        assertEquals(400, defaults.getMaxThreads());
-        assertEquals(1024, defaults.getMaxConnections());
-        assertEquals(1024, defaults.getAcceptCount());
-        assertEquals(10_000, defaults.getConnectionTimeout());
-        assertEquals(10_000, ((HeadDeadlineProtocol) defaults).getHeadTimeoutMillis());
-        assertEquals(1, protocol(noKeepAlive).getMaxKeepAliveRequests());
-        assertFalse(protocol(tuned).getTcpNoDelay());
-        assertEquals(1000, protocol(tuned).getKeepAliveTimeout());
+    void knobsReachJettysConnector() {
+        Server defaults = server(keepAlive);
+        ServerConnector connector = connector(defaults);
+        assertTrue(connector.getAcceptedTcpNoDelay());
+        assertEquals(60_000, connector.getIdleTimeout());
+        assertEquals(1024, connector.getAcceptQueueSize());
+        assertEquals(400, ((QueuedThreadPool) defaults.getThreadPool()).getMaxThreads());
+        assertEquals(
+                1024,
+                defaults.getBean(NetworkConnectionLimit.class).getMaxNetworkConnectionCount());
+        assertEquals(10_000, defaults.getBean(HeadDeadline.class).headMillis());
+        assertTrue(http(defaults).isPersistentConnectionsEnabled());
+        assertEquals(HttpCompliance.RFC7230, http(defaults).getHttpCompliance());
+        assertFalse(http(defaults).getSendServerVersion());
+        assertFalse(http(server(noKeepAlive)).isPersistentConnectionsEnabled());
+        assertFalse(connector(server(tuned)).getAcceptedTcpNoDelay());
+        assertEquals(1000, connector(server(tuned)).getIdleTimeout());
     }
 
     @Test
@@ -323,9 +333,18 @@ class HttpBehaviourTest {
         }
     }
 
-    private static AbstractHttp11Protocol<?> protocol(RunningReviews server) {
-        TomcatWebServer web =
-                (TomcatWebServer) ((WebServerApplicationContext) server.context).getWebServer();
-        return (AbstractHttp11Protocol<?>) web.getTomcat().getConnector().getProtocolHandler();
+    private static Server server(RunningReviews running) {
+        return ((JettyWebServer) ((WebServerApplicationContext) running.context).getWebServer())
+                .getServer();
+    }
+
+    private static ServerConnector connector(Server server) {
+        return (ServerConnector) server.getConnectors()[0];
+    }
+
+    private static HttpConfiguration http(Server server) {
+        return connector(server)
+                .getConnectionFactory(HttpConnectionFactory.class)
+                .getHttpConfiguration();
     }
 }
