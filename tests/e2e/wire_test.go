@@ -33,8 +33,8 @@ var writesPerResponse = []struct {
 	{"details", "/health", 2, "WEBrick writes the head, then the body"},
 	{"productpage", "/productpage", 2, "gunicorn sends the head, then the body"},
 	{"productpage", "/health", 2, "gunicorn sends the head, then the body"},
-	{"reviews", "/reviews/0", 1, "Tomcat sends its buffered head and body together"},
-	{"reviews", "/health", 1, "Tomcat sends its buffered head and body together"},
+	{"reviews", "/reviews/0", 1, "Jetty sends its buffered head and body together"},
+	{"reviews", "/health", 1, "Jetty sends its buffered head and body together"},
 	{"ratings", "/ratings/0", 1, "Node sends the head with the body of res.end"},
 	{"ratings", "/health", 1, "Node sends the head with the body of res.end"},
 }

@@ -43,9 +43,9 @@ class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFact
                         if (http != null) {
                             HttpConfiguration c = http.getHttpConfiguration();
                             // Jetty's strictest mode (RFC 7230's rules, which RFC 9112 keeps),
-                            // stated rather than inherited: no obs-fold, no HTTP/0.9, no
-                            // Content-Length beside Transfer-Encoding, no repeated Content-Length,
-                            // ... each a 400 and the connection closed.
+                            // stated rather than inherited: obs-fold, Content-Length beside
+                            // Transfer-Encoding, a repeated Content-Length, ... are a 400, HTTP/0.9
+                            // a 505, each with the connection closed.
                             c.setHttpCompliance(HttpCompliance.RFC7230);
                             // false: "Connection: close" on every response, then the close.
                             c.setPersistentConnectionsEnabled(config.httpKeepAlive());
