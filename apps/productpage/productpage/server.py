@@ -21,16 +21,35 @@ class DrainingArbiter(Arbiter):
     exit when stopping had to kill workers that still served requests."""
 
     cut_off = False
+    # A pipe whose write end only the master holds: closed once the master
+    # has closed its listening sockets (stop() does that before signalling
+    # the workers). A worker stopped by a signal to the whole process group
+    # waits for it before closing its own copy, so that it is never the
+    # master that closes the last copy: the kernel resets the handshakes
+    # queued on a socket when its last copy closes, and a master does not
+    # accept them first.
+    listeners_closed_r = listeners_closed_w = None
+
+    def start(self):
+        super().start()
+        self.listeners_closed_r, self.listeners_closed_w = os.pipe()
 
     def handle_int(self):
         self.handle_term()
 
     def kill_workers(self, sig):
+        if not self.LISTENERS:
+            self.tell_listeners_closed()
         # stop() ends by SIGKILLing the workers still alive after
         # graceful_timeout: they had requests left.
         if sig == signal.SIGKILL and self.WORKERS:
             self.cut_off = True
         super().kill_workers(sig)
+
+    def tell_listeners_closed(self):
+        if self.listeners_closed_w is not None:
+            os.close(self.listeners_closed_w)
+            self.listeners_closed_w = None
 
     def halt(self, reason=None, exit_status=0):
         # Stop first to learn whether requests were cut off; halt's own
@@ -63,7 +82,14 @@ def remember_stop_after_fork():
 
 
 def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
-    def catch_stop_while_booting(_arbiter, worker):
+    def catch_stop_while_booting(arbiter, worker):
+        # The master's pipe (DrainingArbiter): the worker keeps the read end
+        # only, so that it sees end-of-file once the master closed its
+        # listening sockets.
+        if arbiter.listeners_closed_w is not None:
+            os.close(arbiter.listeners_closed_w)
+            arbiter.listeners_closed_w = None
+            worker.listeners_closed_fd = arbiter.listeners_closed_r
         # The worker's own handler until it installs its final ones (after
         # gevent's patching); a stop that came earlier (see
         # remember_stop_after_fork) is handed to it now.

@@ -74,6 +74,9 @@ FIRST_REQUEST_GRACE_SECONDS = 1.0
 DRAIN_POLL_SECONDS = 0.05
 # At most this long to close a listening socket (see close_listener).
 CLOSE_LISTENER_SECONDS = 1.0
+# How often a stopping worker looks whether the master has closed its
+# listening sockets (they share them) before closing its own copy.
+MASTER_POLL_SECONDS = 0.002
 # How often a running worker tells the master it is alive (stock: 1 s).
 HEARTBEAT_SECONDS = 1.0
 # How long a connection closed after a request with a body lingers to read
@@ -222,6 +225,10 @@ class ProductpageWorker(GeventWorker):
     # Set per start by worker_class() before gunicorn forks the workers.
     nodelay = True
     header_timeout = 10.0
+    # The read end of the master's pipe (server.DrainingArbiter), readable
+    # (end-of-file) once the master has closed its listening sockets; set by
+    # the post_fork hook. None: no such master, nothing to wait for.
+    listeners_closed_fd = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -288,14 +295,26 @@ class ProductpageWorker(GeventWorker):
         listener.settimeout(0.0)
         deadline = time.monotonic() + CLOSE_LISTENER_SECONDS
         while time.monotonic() < deadline:
+            # Looked at before the queue is taken: once the master's copy is
+            # closed, nothing can queue on a copy no worker takes from.
+            master_closed = self.master_listeners_closed()
             took = self.take_backlog(listener, server)
             starting = any(glet not in self.connections for glet in server.pool)
             if not took and not starting:
-                break
+                if master_closed:
+                    break
+                # A stop sent to the whole process group: the master closes
+                # its copy a moment later; until then take what queues.
+                gevent.sleep(MASTER_POLL_SECONDS)
+                continue
             gevent.sleep(0)  # the new greenlets start
         else:
             self.log.warning("Closing the listening socket with connections still starting")
         server.close()  # nothing yielded since the last accept found the queue empty
+
+    def master_listeners_closed(self) -> bool:
+        fd = self.listeners_closed_fd
+        return fd is None or _readable(fd)
 
     def take_backlog(self, listener, server) -> int:
         """Accept the connections queued on the listening socket (served

@@ -2,6 +2,7 @@
 connections, exit 0 within SHUTDOWN_TIMEOUT_SECONDS."""
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -145,3 +146,39 @@ def test_connection_without_a_request_yet_is_served_not_reset(start_service, bac
     assert result.get("status") == 200, result
     assert svc.proc.wait(8) == 0
     assert time.monotonic() - signalled < 4.0, svc.stderr()
+
+
+def test_stop_sent_to_the_process_group_resets_no_new_connection(start_service, backends):
+    """Ctrl-C in a terminal, or a kill of the process group, signals the
+    master and the workers at once. A worker keeps taking connections until
+    the master has closed its copy of the shared listening socket: a
+    connection made in between is answered, not reset when the master's copy,
+    the last one, closes with the connection still queued on it."""
+    svc = start_service(WEB_CONCURRENCY="2", SHUTDOWN_TIMEOUT_SECONDS="8")
+    master = svc.proc.pid
+    children = Path(f"/proc/{master}/task/{master}/children")
+    wait_for(lambda: len(children.read_text().split()) == 2, timeout=20)
+    workers = [int(pid) for pid in children.read_text().split()]
+
+    # The master is slow to act on its share of the signal (here: stopped).
+    os.kill(master, signal.SIGSTOP)
+    try:
+        for pid in workers:
+            os.kill(pid, signal.SIGTERM)
+        time.sleep(0.2)  # both workers are draining by now
+        sock = socket.create_connection(("127.0.0.1", svc.port), timeout=5)
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        reply = b""
+        while True:
+            data = sock.recv(65536)  # a reset raises ConnectionResetError
+            if not data:
+                break
+            reply += data
+        sock.close()
+    finally:
+        os.kill(master, signal.SIGTERM)
+        os.kill(master, signal.SIGCONT)
+    head = reply.split(b"\r\n\r\n", 1)[0].lower()
+    assert head.startswith(b"http/1.1 200"), reply
+    assert b"connection: close" in head, reply
+    assert svc.proc.wait(8) == 0, svc.stderr()
