@@ -38,6 +38,21 @@ def in_flight(svc, path):
     return thread, result
 
 
+def read_to_close(sock) -> bytes:
+    """Everything the server sends until it closes; a reset raises
+    ConnectionResetError."""
+    reply = b""
+    while data := sock.recv(65536):
+        reply += data
+    return reply
+
+
+def assert_served_then_closed(reply):
+    head = reply.split(b"\r\n\r\n", 1)[0].lower()
+    assert head.startswith(b"http/1.1 200"), reply
+    assert b"connection: close" in head, reply
+
+
 def wait_for(predicate, timeout=5.0):
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -129,15 +144,7 @@ def test_connection_without_a_request_yet_is_served_not_reset(start_service, bac
     for sock in late:
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     for sock in late:
-        reply = b""
-        while True:
-            data = sock.recv(65536)  # a reset raises ConnectionResetError
-            if not data:
-                break
-            reply += data
-        head = reply.split(b"\r\n\r\n", 1)[0].lower()
-        assert head.startswith(b"http/1.1 200"), reply
-        assert b"connection: close" in head, reply
+        assert_served_then_closed(read_to_close(sock))
         sock.close()
 
     assert silent.recv(1) == b""
@@ -168,17 +175,10 @@ def test_stop_sent_to_the_process_group_resets_no_new_connection(start_service, 
         time.sleep(0.2)  # both workers are draining by now
         sock = socket.create_connection(("127.0.0.1", svc.port), timeout=5)
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        reply = b""
-        while True:
-            data = sock.recv(65536)  # a reset raises ConnectionResetError
-            if not data:
-                break
-            reply += data
+        reply = read_to_close(sock)
         sock.close()
     finally:
         os.kill(master, signal.SIGTERM)
         os.kill(master, signal.SIGCONT)
-    head = reply.split(b"\r\n\r\n", 1)[0].lower()
-    assert head.startswith(b"http/1.1 200"), reply
-    assert b"connection: close" in head, reply
+    assert_served_then_closed(reply)
     assert svc.proc.wait(8) == 0, svc.stderr()
