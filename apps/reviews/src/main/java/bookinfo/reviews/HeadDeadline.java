@@ -78,7 +78,7 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
      * added to each connection it makes) and in front of the server's handler; started and stopped
      * with the server.
      */
-    static HeadDeadline install(Server server, long headMillis, long keepAliveMillis) {
+    static void install(Server server, long headMillis, long keepAliveMillis) {
         HeadDeadline deadline = new HeadDeadline(headMillis, keepAliveMillis);
         for (Connector connector : server.getConnectors()) {
             connector.addBean(deadline, false);
@@ -87,7 +87,6 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
         Handler.Wrapper marker = deadline.new HeadComplete();
         marker.setHandler(server.getHandler());
         server.setHandler(marker);
-        return deadline;
     }
 
     @Override
@@ -141,6 +140,7 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
                         }
                         return;
                     }
+                    // Read again: a head completed while the sweep looked is served.
                     if (now - start >= headNanos && !track.serving) {
                         connection.getEndPoint().close();
                     }
