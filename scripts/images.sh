@@ -5,6 +5,11 @@
 # published names overlays/ deploys), with docker, podman or buildah.
 #
 # Usage: scripts/images.sh [--list | --engine | --run-flags] [NAME...]   (default: every apps/*/ and bookload)
+#        scripts/images.sh --istio [--list]
+#   --istio      the Istio images of `scripts/cluster.sh up --mesh` instead
+#                (pilot, proxyv2, install-cni, ztunnel; scripts/cluster/istio/Containerfile,
+#                from the binaries `scripts/k8s-tools.sh --mesh` built), tagged
+#                localhost/bookinfo-bench/istio/<name>:<the version those binaries report>
 #   --list       print the image names and exit
 #   --engine     print the container engine command this machine needs (for tests)
 #   --run-flags  print the extra `run` flags this machine needs (for tests)
@@ -34,12 +39,13 @@ prefix=${IMAGE_REGISTRY:-ghcr.io/bookinfo-bench/bookinfo-bench}
 base=${BASE_IMAGE:-docker.io/library/debian:bookworm-slim}
 local_base=localhost/bookinfo-bench/debian:bookworm-minbase
 
-mode=build
+mode=build istio=''
+if [ "${1:-}" = --istio ]; then istio=1; shift; fi
 case ${1:-} in
   --list) mode=list; shift ;;
   --engine) mode=engine; shift ;;
   --run-flags) mode=run-flags; shift ;;
-  -h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
   -*) die "unknown option $1 (see --help)" ;;
 esac
 apps=("$@")
@@ -47,9 +53,26 @@ if [ ${#apps[@]} -eq 0 ]; then
   for d in apps/*/; do apps+=("$(basename "$d")"); done
   apps+=(bookload)
 fi
-# Where each image's Dockerfile and build context are.
+# Where each image's Dockerfile, build context and stage are.
 dockerfile_of() { case $1 in bookload) echo load/Dockerfile ;; *) echo "apps/$1/Dockerfile" ;; esac; }
 context_of() { case $1 in bookload) echo . ;; *) echo "apps/$1" ;; esac; }
+target_of() { :; }
+if [ -n "$istio" ]; then
+  mesh=$(bash scripts/k8s-tools.sh --print-mesh-dir)
+  prefix=${ISTIO_HUB:-localhost/bookinfo-bench/istio}
+  apps=(pilot proxyv2 install-cni ztunnel)
+  if [ "$mode" != list ]; then
+    for b in pilot-discovery pilot-agent install-cni istio-cni ztunnel envoy; do
+      [ -x "$mesh/bin/$b" ] || die "$mesh/bin/$b is missing: scripts/k8s-tools.sh --mesh builds it"
+    done
+  fi
+  # The tag is the version the binaries report (k8s-tools.sh stamps it).
+  tag=$(sed -n 's/^istio.io\/istio module .*, stamped \([^,]*\),.*/\1/p' "$mesh/BUILD-INFO" 2>/dev/null)
+  [ -n "$tag" ] || die "$mesh/BUILD-INFO names no version: scripts/k8s-tools.sh --mesh writes it"
+  dockerfile_of() { echo scripts/cluster/istio/Containerfile; }
+  context_of() { echo "$mesh"; }
+  target_of() { echo "$1"; }
+fi
 if [ "$mode" = list ]; then
   for app in "${apps[@]}"; do echo "$prefix/$app:$tag"; done
   exit 0
@@ -149,11 +172,12 @@ build_flags+=(--secret "id=extra_ca,src=$ca")
 for app in "${apps[@]}"; do
   file=$(dockerfile_of "$app") context=$(context_of "$app")
   [ -f "$file" ] || die "$file is missing (images: $(printf '%s ' apps/*/ | sed 's|apps/||g; s|/||g')bookload)"
-  say "$engine build $file (context $context) -> $prefix/$app:$tag (base $base)"
+  target=$(target_of "$app")
+  say "$engine build $file${target:+ --target $target} (context $context) -> $prefix/$app:$tag (base $base)"
   if [ "$engine" = buildah ]; then
-    buildah bud "${build_flags[@]}" --build-arg "BASE=$base" -f "$file" -t "$prefix/$app:$tag" "$context"
+    buildah bud "${build_flags[@]}" ${target:+--target "$target"} --build-arg "BASE=$base" -f "$file" -t "$prefix/$app:$tag" "$context"
   else
-    "${engine_cmd[@]}" build "${build_flags[@]}" --build-arg "BASE=$base" -f "$file" -t "$prefix/$app:$tag" "$context"
+    "${engine_cmd[@]}" build "${build_flags[@]}" ${target:+--target "$target"} --build-arg "BASE=$base" -f "$file" -t "$prefix/$app:$tag" "$context"
   fi
 done
 say "built ${#apps[@]}: $(printf "$prefix/%s:$tag " "${apps[@]}")"

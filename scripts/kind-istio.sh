@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CLUSTER=${KIND_CLUSTER:-bookinfo-bench}
-# The Gateway API release Istio 1.28 is tested with (v1.4), latest patch.
+# A Gateway API release Istio 1.30 supports (v1.4), latest patch.
 GATEWAY_API_VERSION=${GATEWAY_API_VERSION:-v1.4.1}
 say() { printf '==> kind-istio: %s\n' "$*"; }
 die() { printf 'kind-istio: %s\n' "$*" >&2; exit 1; }

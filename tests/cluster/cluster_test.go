@@ -486,7 +486,11 @@ func TestKillDetailsPodUnderLoad(t *testing.T) {
 // load client itself is not restarted: its run would end with it.
 func TestRolloutRestartUnderLoadLosesNothing(t *testing.T) {
 	needDeployed(t)
-	deps, err := tuned.deployments()
+	rolloutRestartUnderLoad(t, tuned)
+}
+
+func rolloutRestartUnderLoad(t *testing.T, v variant) {
+	deps, err := v.deployments()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,18 +500,18 @@ func TestRolloutRestartUnderLoadLosesNothing(t *testing.T) {
 			apps = append(apps, "deployment/"+d)
 		}
 	}
-	stopLoad := loadInCluster(t, tuned.ns)
-	poll := pollPage(t, tuned.ns, 100*time.Millisecond)
+	stopLoad := loadInCluster(t, v.ns)
+	poll := pollPage(t, v.ns, 100*time.Millisecond)
 	time.Sleep(2 * time.Second)
 	t0 := time.Now()
-	mustKubectl(t, append([]string{"-n", tuned.ns, "rollout", "restart"}, apps...)...)
-	if err := tuned.rollout(10*time.Minute, "fortio"); err != nil {
+	mustKubectl(t, append([]string{"-n", v.ns, "rollout", "restart"}, apps...)...)
+	if err := v.rollout(10*time.Minute, "fortio"); err != nil {
 		t.Fatal(err)
 	}
 	// Old pods finish their drain (preStop 5 s + the app's drain) after the
 	// new ones are Ready; keep loading until they are gone.
 	eventually(t, 2*time.Minute, "the old pods gone", func() error {
-		ps, err := pods(tuned.ns, "")
+		ps, err := pods(v.ns, "")
 		if err != nil {
 			return err
 		}

@@ -3,9 +3,10 @@
 // Package cluster runs the overlays on a real one-node Kubernetes started on
 // this machine by scripts/cluster.sh, with the images built from apps/*, and
 // does what a user does with kubectl: apply, check the docs' commands, load
-// from inside the cluster, restart, kill, compare. Istio cannot run here (no
-// registry serves its proxy images), so every namespace is "no mesh"; the
-// mesh variants are covered by tests/manifests and the kind + Istio workflow.
+// from inside the cluster, restart, kill, compare: first without a mesh, then
+// (mesh_test.go) with Istio built here from source, ambient and sidecar
+// beside no mesh. Go runs the files in name order: zz_down_test.go stops the
+// cluster last.
 //
 // Run with `make test-cluster` (or `make test`, last). BOOKINFO_CLUSTER_KEEP=1
 // leaves the cluster and its namespaces up afterwards, for a look around. A
@@ -71,7 +72,7 @@ func run(m *testing.M) int {
 		return code
 	}
 	if wasUp {
-		_ = phase("delete the namespaces", func() error { return deleteNamespaces(tuned.ns, legacy.ns, repl.ns) })
+		_ = phase("delete the namespaces", func() error { return deleteNamespaces(suiteNamespaces...) })
 		fmt.Fprintf(os.Stderr, "the cluster was up before the suite and stays up (scripts/cluster.sh down when done)\n")
 		return code
 	}
@@ -97,28 +98,6 @@ func deleteNamespaces(names ...string) error {
 	args := append([]string{"delete", "namespace", "--ignore-not-found", "--wait=true", "--timeout=5m"}, names...)
 	_, err := kubectl(args...)
 	return err
-}
-
-// The last test: stop the cluster and check the host is as it was before.
-func TestZZClusterDownLeavesHostAsFound(t *testing.T) {
-	if keep || hostBefore == "" {
-		t.Skip("the cluster stays up (BOOKINFO_CLUSTER_KEEP=1, or it was up before the suite)")
-	}
-	if err := phase("delete the namespaces", func() error { return deleteNamespaces(tuned.ns, legacy.ns, repl.ns) }); err != nil {
-		t.Error(err)
-	}
-	downDone = true
-	if err := phase("cluster down", func() error { return script(context.Background(), "cluster.sh", "down") }); err != nil {
-		t.Fatal(err)
-	}
-	after, err := scriptOutput("cluster.sh", "host-state")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after != hostBefore {
-		t.Errorf("the host is not as the suite found it (ports, processes, iptables, mounts, bridge, netns, cgroups, sysctls):\n%s",
-			lineDiff(hostBefore, after))
-	}
 }
 
 // lineDiff lists the lines only in a (-) and only in b (+).
