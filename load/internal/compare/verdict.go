@@ -165,7 +165,11 @@ func (t *Table) differences(margins Margins) {
 		}
 	}
 	// Intervals: at 1-alpha without a margin, at Holm's level with one.
-	level := map[[2]any]float64{}
+	type at struct {
+		row    int
+		metric string
+	}
+	level := map[at]float64{}
 	for _, sc := range scenarios {
 		cells := family[sc]
 		ps := make([]float64, len(cells))
@@ -185,13 +189,13 @@ func (t *Table) differences(margins Margins) {
 			d := r.Difference[c.metric]
 			d.Verdict = v
 			r.Difference[c.metric] = d
-			level[[2]any{c.row, c.metric}] = lv[i]
+			level[at{c.row, c.metric}] = lv[i]
 		}
 	}
 	for i := range t.Rows {
 		r := &t.Rows[i]
 		for m, d := range r.Difference {
-			alpha, ok := level[[2]any{i, m}]
+			alpha, ok := level[at{i, m}]
 			if !ok {
 				alpha = t.Alpha
 			}
