@@ -40,8 +40,8 @@ func compareCmd(args []string) int {
 }
 
 // marginUsage documents --margin for every command that takes it.
-const marginUsage = "`METRIC=DURATION` (repeatable): judge each target's paired difference to the baseline in METRIC " +
-	"(avg, p50, p75, p90, p99, p99.9) against this margin: within, exceeds, faster or inconclusive, e.g. p99=1ms"
+const marginUsage = "judge each target's paired difference to the baseline in a metric (avg, p50, p75, p90, p99, p99.9) " +
+	"against a margin, given as `METRIC=DURATION` (e.g. p99=1ms; repeatable): within, exceeds, faster or inconclusive"
 
 // printComparison is the table `bookload compare` prints, also printed at the
 // end of `bookload run`.
