@@ -13,15 +13,17 @@ import (
 )
 
 func init() {
-	commands["compare"] = command{summary: "compare stored runs: medians, confidence intervals, significance vs a baseline", run: compareCmd}
+	commands["compare"] = command{summary: "compare stored runs: medians, confidence intervals, differences and verdicts vs a baseline", run: compareCmd}
 }
 
 func compareCmd(args []string) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	baseline := fs.String("baseline", "", "target to compare against (default: the first target of the first run)")
 	format := fs.String("format", "md", "output format: "+strings.Join(compare.Formats, ", "))
+	var margins compare.Margins
+	fs.Var(&margins, "margin", marginUsage)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload compare DIR... [--baseline NAME] [--format md|csv|json|bench]")
+		fmt.Fprintln(fs.Output(), "usage: bookload compare DIR... [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench]")
 		fmt.Fprintln(fs.Output(), "\nDIR is a run directory (holding run.json) or a directory of runs, e.g. results/.")
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
@@ -30,21 +32,25 @@ func compareCmd(args []string) int {
 	if !ok {
 		return code
 	}
-	if err := printComparison(os.Stdout, dirs, *baseline, *format); err != nil {
+	if err := printComparison(os.Stdout, dirs, compare.Options{Baseline: *baseline, Margins: margins}, *format); err != nil {
 		fmt.Fprintln(os.Stderr, "bookload compare:", err)
 		return 1
 	}
 	return 0
 }
 
+// marginUsage documents --margin for every command that takes it.
+const marginUsage = "judge each target's paired difference to the baseline in a metric (avg, p50, p75, p90, p99, p99.9) " +
+	"against a margin, given as `METRIC=DURATION` (e.g. p99=1ms; repeatable): within, exceeds, faster or inconclusive"
+
 // printComparison is the table `bookload compare` prints, also printed at the
 // end of `bookload run`.
-func printComparison(w io.Writer, dirs []string, baseline, format string) error {
+func printComparison(w io.Writer, dirs []string, opts compare.Options, format string) error {
 	runs, err := results.OpenAll(dirs)
 	if err != nil {
 		return err
 	}
-	t, err := compare.Build(runs, compare.Options{Baseline: baseline})
+	t, err := compare.Build(runs, opts)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/report"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 )
@@ -19,8 +20,10 @@ func reportCmd(args []string) int {
 	png := fs.String("png", "", "also write every chart as a PNG file into `DIR`")
 	baseline := fs.String("baseline", "", "target to compare against (default: the first target of the first run)")
 	title := fs.String("title", "", "page title (default: from the scenarios)")
+	var margins compare.Margins
+	fs.Var(&margins, "margin", marginUsage)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload report DIR... [-o report.html] [--png DIR] [--baseline NAME] [--title TEXT]")
+		fmt.Fprintln(fs.Output(), "usage: bookload report DIR... [-o report.html] [--png DIR] [--baseline NAME] [--margin p99=1ms]... [--title TEXT]")
 		fmt.Fprintln(fs.Output(), "\nDIR is a run directory (holding run.json) or a directory of runs, e.g. results/. The HTML file")
 		fmt.Fprintln(fs.Output(), "needs nothing else to open (no network): charts are inline SVG.")
 		fmt.Fprintln(fs.Output())
@@ -30,7 +33,7 @@ func reportCmd(args []string) int {
 	if !ok {
 		return code
 	}
-	if err := writeReport(dirs, *out, *png, report.Options{Baseline: *baseline, Title: *title}); err != nil {
+	if err := writeReport(dirs, *out, *png, report.Options{Baseline: *baseline, Margins: margins, Title: *title}); err != nil {
 		fmt.Fprintln(os.Stderr, "bookload report:", err)
 		return 1
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -100,6 +101,8 @@ func runCmd(args []string) int {
 	dir := fs.String("scenarios", "scenarios", "`DIR` holding SCENARIO.yaml when SCENARIO is a name")
 	baseline := fs.String("baseline", "", "target the summary compares against (default: the first)")
 	format := fs.String("format", "md", "summary format: md, csv, json or bench")
+	var margins compare.Margins
+	fs.Var(&margins, "margin", marginUsage)
 	clusterCost := fs.Bool("cluster-cost", false, "sample the cluster's kubelet summary API for each repetition (CPU and peak memory per group, queries per core); needs --cost-namespaces, and --api or a kubectl proxy (--kubeconfig, --context)")
 	costNamespaces := fs.String("cost-namespaces", "", "with --cluster-cost: comma-separated `NAMESPACES` whose pods are the apps")
 	costInterval := fs.Duration("cost-interval", 0, "with --cluster-cost: time between samples inside a window (default 5s)")
@@ -108,6 +111,7 @@ func runCmd(args []string) int {
 	engineName := fs.String("engine", "auto", "load generator for http(s) targets: auto (by URL scheme: fortio in-process for http/https), fortio, or k6 (the k6 binary; see load/README.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine auto|fortio|k6] [--out DIR] [--repetitions N] [--label k=v]...")
+		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench]")
 		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C] [--prometheus URL]]")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
 		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")
@@ -198,7 +202,7 @@ func runCmd(args []string) int {
 	}
 	fmt.Printf("results: %s (%s, %d of %d repetitions)\n\n", res.Dir, res.Run.Status, len(res.Run.Done), len(res.Run.Plan))
 	if len(res.Run.Done) > 0 {
-		if cerr := printComparison(os.Stdout, []string{res.Dir}, *baseline, *format); cerr != nil {
+		if cerr := printComparison(os.Stdout, []string{res.Dir}, compare.Options{Baseline: *baseline, Margins: margins}, *format); cerr != nil {
 			fmt.Fprintln(os.Stderr, "bookload run:", cerr)
 		}
 		if l, oerr := results.Open(res.Dir); *clusterCost && oerr == nil && *format == "md" {

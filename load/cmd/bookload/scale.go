@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
@@ -149,7 +150,7 @@ func runScale(ctx context.Context, stdout, stderr io.Writer, cfg scale.Config, s
 	}
 	fmt.Fprintf(stdout, "results: %s (%s, %d of %d repetitions)\n\n", res.Dir, res.Run.Status, len(res.Run.Done), len(res.Run.Plan))
 	if len(res.Run.Done) > 0 {
-		if cerr := printComparison(stdout, []string{res.Dir}, "", format); cerr != nil {
+		if cerr := printComparison(stdout, []string{res.Dir}, compare.Options{}, format); cerr != nil {
 			fmt.Fprintln(stderr, "bookload scale:", cerr)
 		}
 		if l, oerr := results.Open(res.Dir); oerr == nil {

@@ -34,6 +34,9 @@ type Options struct {
 	Baseline   string  // target name; "" means the first target of the first run
 	Alpha      float64 // significance level; 0 means 0.05
 	Confidence float64 // of the median's interval; 0 means 0.95
+	// Margins (metric -> ms) turn the paired differences of those metrics
+	// into verdicts (see verdict.go); none: differences and intervals only.
+	Margins Margins
 }
 
 // Table is the comparison, also the --format json document.
@@ -45,8 +48,14 @@ type Table struct {
 	Rows       []Row    `json:"rows"`
 	Warnings   []string `json:"warnings"`
 	Notes      []string `json:"notes"`
-	// reps keeps each row's repetitions for the benchmark format.
-	reps map[rowKey][]results.Rep
+	// MarginsMS are the --margin flags (metric -> ms); DifferenceMethod says
+	// how each row's difference and verdict are computed.
+	MarginsMS        Margins `json:"margins_ms"`
+	DifferenceMethod string  `json:"difference_method"`
+	// reps keeps each row's repetitions for the benchmark format and the
+	// pairing of the differences; repRuns the id of the run of each.
+	reps    map[rowKey][]results.Rep
+	repRuns map[rowKey][]string
 }
 
 // Row is one (scenario, profile, target).
@@ -74,7 +83,11 @@ type Row struct {
 	// baseline row.
 	VsBaseline          map[string]Delta `json:"vs_baseline,omitempty"`
 	VsBaselineCorrected map[string]Delta `json:"vs_baseline_corrected,omitempty"`
-	Warnings            []string         `json:"warnings,omitempty"`
+	// Difference is each metric's paired difference to the baseline (plain
+	// latency), with a verdict where a margin was given; absent on the
+	// baseline row.
+	Difference map[string]Difference `json:"difference,omitempty"`
+	Warnings   []string              `json:"warnings,omitempty"`
 	// ClusterCost is what the repetitions cost the cluster (bookload scale,
 	// bookload run --cluster-cost), each figure's median and interval as
 	// for the latencies; absent when no repetition recorded it.
@@ -102,7 +115,12 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 	if opts.Confidence == 0 {
 		opts.Confidence = 0.95
 	}
-	t := &Table{Alpha: opts.Alpha, Confidence: opts.Confidence, Warnings: []string{}, Notes: []string{}, reps: map[rowKey][]results.Rep{}}
+	t := &Table{Alpha: opts.Alpha, Confidence: opts.Confidence, Warnings: []string{}, Notes: []string{},
+		MarginsMS: opts.Margins, DifferenceMethod: DifferenceMethod,
+		reps: map[rowKey][]results.Rep{}, repRuns: map[rowKey][]string{}}
+	if t.MarginsMS == nil {
+		t.MarginsMS = Margins{}
+	}
 	runs = splitEngines(runs)
 	var scenarios, targets []string
 	profiles := map[string][]string{}
@@ -130,6 +148,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 		for _, r := range l.Reps {
 			k := rowKey{r.Scenario, r.Profile.Name, r.Target}
 			t.reps[k] = append(t.reps[k], r)
+			t.repRuns[k] = append(t.repRuns[k], l.Run.ID)
 		}
 		if l.Run.Status != results.StatusComplete {
 			note := fmt.Sprintf("run %s is partial: %d of %d planned repetitions", l.Run.ID, len(l.Run.Done), len(l.Run.Plan))
@@ -147,7 +166,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 		t.Baseline = targets[0]
 	}
 	if !slices.Contains(targets, t.Baseline) {
-		return nil, fmt.Errorf("baseline %q is not a target of these runs (targets: %s)", t.Baseline, strings.Join(targets, ", "))
+		return nil, fmt.Errorf("--baseline %s: not a target of these runs (targets: %s)", t.Baseline, strings.Join(targets, ", "))
 	}
 	// The baseline first, the others in the order they were given.
 	ordered := append([]string{t.Baseline}, slices.DeleteFunc(slices.Clone(targets), func(s string) bool { return s == t.Baseline })...)
@@ -187,6 +206,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 				"run at least %d repetitions per target (--repetitions %d) to detect a difference",
 			pair, opts.Alpha, stats.RepetitionsNeeded(opts.Alpha), stats.RepetitionsNeeded(opts.Alpha)))
 	}
+	t.differences(opts.Margins)
 	t.ciNote()
 	t.precisionNote(ordered)
 	return t, nil

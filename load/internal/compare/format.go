@@ -102,6 +102,7 @@ func (t *Table) markdown(w io.Writer) error {
 		b.WriteString("\nCorrected for coordinated omission (from each request's scheduled start; equal to the above when the target keeps up):\n\n")
 		t.mdTable(&b, rows, true)
 		b.WriteString("\n")
+		t.mdDifferences(&b, rows)
 		mdCostTable(&b, rows)
 	}
 	for _, n := range t.Notes {
@@ -157,11 +158,78 @@ func (t *Table) mdTable(b *strings.Builder, rows []Row, corrected bool) {
 	}
 }
 
+// DiffCell is a difference as the tables show it: "+0.210 [0.150, 0.270]",
+// then the verdict when there is one.
+func DiffCell(d Difference) string {
+	s := Signed(FormatMS(d.MeanMS))
+	if d.CIMS != nil {
+		s += fmt.Sprintf(" [%s, %s]", FormatMS(d.CIMS[0]), FormatMS(d.CIMS[1]))
+	}
+	if d.Verdict != nil {
+		s += " " + d.Verdict.Result
+	}
+	return s
+}
+
+// mdDifferences prints the rows' paired differences and, under them, the
+// verdict lines.
+func (t *Table) mdDifferences(b *strings.Builder, rows []Row) {
+	var with []Row
+	var lines []string
+	family := 0
+	for _, r := range rows {
+		if r.Difference == nil {
+			continue
+		}
+		with = append(with, r)
+		for _, m := range Metrics {
+			if d := r.Difference[m]; d.Verdict != nil {
+				lines = append(lines, d.Line)
+				family = d.Verdict.Family
+			}
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Paired difference vs **%s** (latency from send, ms): mean over repetition pairs of target − baseline [%.0f%% Student-t interval; with a verdict, at its Holm-corrected level].\n\n",
+		t.Baseline, 100*(1-t.Alpha))
+	b.WriteString("| profile | target | pairs |")
+	sep := "|---|---|--:|"
+	for _, m := range Metrics {
+		b.WriteString(" " + m + " |")
+		sep += "--:|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	for _, r := range with {
+		fmt.Fprintf(b, "| %s | %s | %d |", r.Profile, r.Target, r.Difference[Metrics[0]].Pairs)
+		for _, m := range Metrics {
+			fmt.Fprintf(b, " %s |", DiffCell(r.Difference[m]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Verdicts against the margins (%s), Holm-corrected over the %d verdicts of this table at family-wise α = %g:\n\n",
+		strings.ReplaceAll(t.MarginsMS.String(), ",", ", "), family, t.Alpha)
+	for _, l := range lines {
+		fmt.Fprintf(b, "- %s\n", l)
+	}
+	b.WriteString("\n")
+}
+
 func (t *Table) csv(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"scenario", "profile", "target", "baseline", "latency", "n", "qps", "target_qps", "errors", "requests", "ci_confidence"}
 	for _, m := range Metrics {
 		head = append(head, m, m+"_ci_lo", m+"_ci_hi", m+"_delta_pct", m+"_delta_ms", m+"_p_value", m+"_significant")
+	}
+	// The paired differences and verdicts (plain latency: on the plain line only).
+	head = append(head, "pairs")
+	for _, m := range Metrics {
+		head = append(head, m+"_diff_ms", m+"_diff_lo", m+"_diff_hi", m+"_diff_confidence", m+"_margin_ms", m+"_verdict")
 	}
 	if err := cw.Write(head); err != nil {
 		return err
@@ -183,6 +251,7 @@ func (t *Table) csv(w io.Writer) error {
 					rec = append(rec, "", "", "", "")
 				}
 			}
+			rec = append(rec, diffColumns(r, kind == "plain", f)...)
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -190,6 +259,28 @@ func (t *Table) csv(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// diffColumns are a CSV line's paired-difference columns; empty on the
+// baseline and on the corrected line.
+func diffColumns(r Row, plain bool, f func(float64) string) []string {
+	out := make([]string, 1+6*len(Metrics))
+	if !plain || r.Difference == nil {
+		return out
+	}
+	out[0] = strconv.Itoa(r.Difference[Metrics[0]].Pairs)
+	for i, m := range Metrics {
+		d := r.Difference[m]
+		c := out[1+6*i : 1+6*(i+1)]
+		c[0], c[3] = f(d.MeanMS), f(d.Confidence)
+		if d.CIMS != nil {
+			c[1], c[2] = f(d.CIMS[0]), f(d.CIMS[1])
+		}
+		if d.Verdict != nil {
+			c[4], c[5] = f(d.Verdict.MarginMS), d.Verdict.Result
+		}
+	}
+	return out
 }
 
 // bench writes one Go benchmark line per repetition:

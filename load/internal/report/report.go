@@ -41,8 +41,9 @@ import (
 
 // Options tune a report.
 type Options struct {
-	Baseline string // as compare's; "" = the first target of the first run
-	Title    string // "" = a title from the scenarios
+	Baseline string          // as compare's; "" = the first target of the first run
+	Margins  compare.Margins // as compare's: verdicts for these metrics
+	Title    string          // "" = a title from the scenarios
 	Now      func() time.Time
 }
 
@@ -82,7 +83,7 @@ func Build(runs []*results.Loaded, opts Options) (*Report, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("no runs")
 	}
-	t, err := compare.Build(runs, compare.Options{Baseline: opts.Baseline})
+	t, err := compare.Build(runs, compare.Options{Baseline: opts.Baseline, Margins: opts.Margins})
 	if err != nil {
 		return nil, err
 	}
@@ -329,6 +330,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		"R":        r,
 		"SVG":      svgs,
 		"Tables":   tables(r.Table),
+		"Diffs":    differences(r.Table),
 		"Markdown": md.String(),
 	})
 }

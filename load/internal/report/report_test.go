@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
@@ -211,5 +212,48 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := Build(runs, Options{}); err == nil || !strings.Contains(err.Error(), "demo-details 100rps-10c tuned") {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestReportVerdicts: with margins the page leads with the verdict lines
+// and shows the paired differences, coloured by verdict; without, neither
+// the section nor a verdict.
+func TestReportVerdicts(t *testing.T) {
+	dir := fakeRun(t, t.TempDir(), detailsScenario, "fortio", map[string]float64{"legacy": 1.2, "tuned": 0.6}, 5, 1)
+	runs, err := results.OpenAll([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(runs, Options{Baseline: "legacy", Margins: compare.Margins{"p50": 0.1, "p99": 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	p50 := r.Table.Rows[1].Difference["p50"]
+	for _, want := range []string{
+		`<section id="verdicts">`,
+		`<li class="verdict-faster">` + p50.Line + `</li>`,
+		"tuned vs legacy, demo-details 100rps-10c: p50 -0.",
+		"faster by more than 0.1 ms",
+		", within 50 ms</li>",
+		"demo-details: paired difference vs legacy",
+		`<td class="verdict-faster" title="97.50% interval of the mean of 5 paired differences`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(page, `id="verdicts"`), strings.Index(page, `id="comparison"`); i < 0 || i > j {
+		t.Error("the verdicts do not come before the comparison")
+	}
+	plain := buildReport(t, dir)
+	b.Reset()
+	_ = plain.WriteHTML(&b)
+	if strings.Contains(b.String(), `id="verdicts"`) || strings.Contains(b.String(), `class="verdict-`) || !strings.Contains(b.String(), "paired difference vs legacy") {
+		t.Error("a report without margins shows verdicts, or no differences")
 	}
 }

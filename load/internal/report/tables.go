@@ -109,6 +109,49 @@ func deltaCell(d compare.Delta) htmlCell {
 	return c
 }
 
+// htmlDiffs is one scenario's paired differences to the baseline and the
+// verdict lines under them, the same content as compare's markdown.
+type htmlDiffs struct {
+	Scenario string
+	Metrics  []string
+	Rows     []htmlDiffRow
+	Lines    []htmlCell // Text: the pasteable line; Class: verdict-<result>
+	Family   int        // verdicts in this table (Holm's m)
+}
+
+type htmlDiffRow struct {
+	Profile, Target string
+	Pairs           int
+	Cells           []htmlCell
+}
+
+func differences(t *compare.Table) []htmlDiffs {
+	var out []htmlDiffs
+	for _, r := range t.Rows {
+		if r.Difference == nil {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].Scenario != r.Scenario {
+			out = append(out, htmlDiffs{Scenario: r.Scenario, Metrics: compare.Metrics})
+		}
+		hd := &out[len(out)-1]
+		row := htmlDiffRow{Profile: r.Profile, Target: r.Target, Pairs: r.Difference[compare.Metrics[0]].Pairs}
+		for _, m := range compare.Metrics {
+			d := r.Difference[m]
+			c := htmlCell{Text: compare.DiffCell(d), Title: fmt.Sprintf("%.2f%% interval of the mean of %d paired differences (SD %s ms)", 100*d.Confidence, d.Pairs, compare.FormatMS(d.SDMS))}
+			if v := d.Verdict; v != nil {
+				c.Class = "verdict-" + v.Result
+				c.Title += fmt.Sprintf("; margin %g ms, p = %.4f, tested at Holm's %.4f of %d verdicts", v.MarginMS, v.PValue, v.Alpha, v.Family)
+				hd.Lines = append(hd.Lines, htmlCell{Text: d.Line, Class: c.Class})
+				hd.Family = v.Family
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		hd.Rows = append(hd.Rows, row)
+	}
+	return out
+}
+
 // runMeta is one run's metadata as label/value pairs.
 type runMeta struct {
 	ID      string
@@ -185,4 +228,5 @@ var funcs = template.FuncMap{
 	"pct":  func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) },
 	"time": func(t time.Time) string { return t.Format("2006-01-02 15:04:05 UTC") },
 	"add":  func(a, b int) int { return a + b },
+	"sub1": func(v float64) float64 { return 1 - v },
 }

@@ -1,0 +1,309 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/stats"
+)
+
+// The verdict answers "what does this target cost against the baseline, and
+// is that within what I can accept?" For each (scenario, profile, target)
+// and each latency metric (plain latency, from each request's send):
+//
+//   - the difference: mean over repetition pairs of target - baseline, a
+//     pair being the same repetition of the same run (run back to back, in
+//     rotated order, so the drift they share cancels), with a Student-t
+//     interval (stats.Paired says why t);
+//   - for a metric given a margin M (--margin p99=1ms), a verdict read off
+//     one two-sided interval: within (inside -M..M: equivalence, two
+//     one-sided tests at half the level each), exceeds (wholly above M),
+//     faster (wholly below -M), else inconclusive, with about how many
+//     repetitions would decide it at the spread observed;
+//   - Holm's correction over the verdicts of one scenario's table: each
+//     verdict's p-value is that of the claim its interval comes closest to
+//     making (the three claims exclude each other, so a cell gets one
+//     chance), and the interval shown is drawn at the level Holm tested it
+//     at, so it agrees with the verdict.
+
+// Verdict results.
+const (
+	Within       = "within"
+	Exceeds      = "exceeds"
+	Faster       = "faster"
+	Inconclusive = "inconclusive"
+)
+
+// DifferenceMethod is how differences and verdicts are computed, for readers
+// of the JSON document.
+const DifferenceMethod = "mean of paired repetitions (the same repetition of the same run; by position when the targets ran in different runs) " +
+	"of target - baseline, plain latency, Student-t interval; verdicts against --margin from that interval " +
+	"(within: inside ±margin, exceeds: above +margin, faster: below -margin), Holm-corrected over the verdicts of one scenario at family-wise alpha"
+
+// maxRepetitions caps the "repetitions would decide it" estimate.
+const maxRepetitions = 10000
+
+// Difference is one metric's paired difference against the baseline.
+type Difference struct {
+	Pairs  int     `json:"pairs"`
+	MeanMS float64 `json:"mean_ms"`
+	SDMS   float64 `json:"sd_ms"` // of the pairs' differences
+	// CIMS is the interval of the mean difference at Confidence; absent with
+	// fewer than 2 pairs.
+	CIMS       *[2]float64 `json:"ci_ms"`
+	Confidence float64     `json:"confidence"`
+	Verdict    *Verdict    `json:"verdict,omitempty"` // with a margin for this metric
+	Line       string      `json:"line"`              // the pasteable sentence
+}
+
+// Verdict is a difference judged against a margin.
+type Verdict struct {
+	MarginMS float64 `json:"margin_ms"`
+	Result   string  `json:"result"` // within, exceeds, faster or inconclusive
+	// PValue is that of the claim the interval comes closest to, before the
+	// correction; Alpha the level Holm tested it at, among Family verdicts.
+	PValue float64 `json:"p_value"`
+	Alpha  float64 `json:"alpha"`
+	Family int     `json:"family"`
+	// RepetitionsNeeded (inconclusive only): about how many repetitions per
+	// target would decide it if the mean and spread stayed as observed; 0
+	// when none would (the difference sits on the margin, or too few pairs
+	// to know the spread).
+	RepetitionsNeeded int `json:"repetitions_needed,omitempty"`
+}
+
+// Margins are the --margin flags: metric -> margin in ms. *Margins is a
+// flag.Value taking METRIC=DURATION (p99=1ms, p50=200us).
+type Margins map[string]float64
+
+func (m *Margins) String() string {
+	if m == nil || len(*m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range Metrics {
+		if v, ok := (*m)[k]; ok {
+			parts = append(parts, k+"="+formatMargin(v)+"ms")
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set parses one METRIC=DURATION.
+func (m *Margins) Set(s string) error {
+	name, val, ok := strings.Cut(s, "=")
+	if !ok || name == "" || val == "" {
+		return fmt.Errorf("want METRIC=DURATION, e.g. p99=1ms")
+	}
+	if !slices.Contains(Metrics, name) {
+		return fmt.Errorf("unknown metric %q (want one of %s)", name, strings.Join(Metrics, ", "))
+	}
+	d, err := time.ParseDuration(val)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not a duration (want a number with a unit, e.g. 1ms, 0.2ms, 500us)", name, val)
+	}
+	if d <= 0 {
+		return fmt.Errorf("%s: the margin must be above zero, not %s", name, val)
+	}
+	if *m == nil {
+		*m = Margins{}
+	}
+	if _, dup := (*m)[name]; dup {
+		return fmt.Errorf("%s given twice", name)
+	}
+	(*m)[name] = float64(d) / float64(time.Millisecond)
+	return nil
+}
+
+func formatMargin(ms float64) string { return strconv.FormatFloat(ms, 'f', -1, 64) }
+
+// differences fills every non-baseline row's Difference and, for the
+// metrics with a margin, its Verdict.
+func (t *Table) differences(margins Margins) {
+	hasBase := map[[2]string]bool{} // (scenario, profile) with a baseline row
+	for _, r := range t.Rows {
+		if r.Baseline {
+			hasBase[[2]string{r.Scenario, r.Profile}] = true
+		}
+	}
+	type cell struct {
+		row    int
+		metric string
+		p      float64
+		claim  string
+	}
+	family := map[string][]cell{} // scenario -> its verdicts
+	var scenarios []string
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		if r.Baseline || !hasBase[[2]string{r.Scenario, r.Profile}] {
+			continue
+		}
+		bk, rk := rowKey{r.Scenario, r.Profile, t.Baseline}, rowKey{r.Scenario, r.Profile, r.Target}
+		pairs := t.pairs(bk, rk)
+		r.Difference = map[string]Difference{}
+		for _, m := range Metrics {
+			d := make([]float64, len(pairs))
+			for k, pr := range pairs {
+				x, _ := plainOf(t.reps[rk][pr[1]]).Metric(m)
+				y, _ := plainOf(t.reps[bk][pr[0]]).Metric(m)
+				d[k] = x - y
+			}
+			p := stats.NewPaired(d)
+			r.Difference[m] = Difference{Pairs: p.N, MeanMS: p.Mean, SDMS: p.SD}
+			if margin, ok := margins[m]; ok {
+				claim, pv := closestClaim(p, margin)
+				if !slices.Contains(scenarios, r.Scenario) {
+					scenarios = append(scenarios, r.Scenario)
+				}
+				family[r.Scenario] = append(family[r.Scenario], cell{i, m, pv, claim})
+			}
+		}
+	}
+	// Intervals: at 1-alpha without a margin, at Holm's level with one.
+	type at struct {
+		row    int
+		metric string
+	}
+	level := map[at]float64{}
+	for _, sc := range scenarios {
+		cells := family[sc]
+		ps := make([]float64, len(cells))
+		for i, c := range cells {
+			ps[i] = c.p
+		}
+		reject, lv := stats.Holm(ps, t.Alpha)
+		for i, c := range cells {
+			r := &t.Rows[c.row]
+			p := paired(r.Difference[c.metric])
+			v := &Verdict{MarginMS: margins[c.metric], Result: Inconclusive, PValue: c.p, Alpha: lv[i], Family: len(cells)}
+			if reject[i] {
+				v.Result = c.claim
+			} else {
+				v.RepetitionsNeeded = p.PairsFor(gapToDecide(p.Mean, v.MarginMS), lv[i], maxRepetitions)
+			}
+			d := r.Difference[c.metric]
+			d.Verdict = v
+			r.Difference[c.metric] = d
+			level[at{c.row, c.metric}] = lv[i]
+		}
+	}
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		for m, d := range r.Difference {
+			alpha, ok := level[at{i, m}]
+			if !ok {
+				alpha = t.Alpha
+			}
+			d.Confidence = 1 - alpha
+			if lo, hi, ok := paired(d).Interval(d.Confidence); ok {
+				d.CIMS = &[2]float64{lo, hi}
+			}
+			d.Line = t.line(*r, m, d)
+			r.Difference[m] = d
+		}
+	}
+}
+
+func paired(d Difference) stats.Paired {
+	return stats.Paired{N: d.Pairs, Mean: d.MeanMS, SD: d.SDMS}
+}
+
+// closestClaim returns the claim the data come closest to supporting and its
+// p-value: the smallest level at which a two-sided interval would lie
+// inside -margin..margin (within), above margin (exceeds) or below -margin
+// (faster).
+func closestClaim(p stats.Paired, margin float64) (string, float64) {
+	claims := []struct {
+		name string
+		p    float64
+	}{
+		{Within, 2 * math.Max(p.PAbove(-margin), p.PBelow(margin))},
+		{Exceeds, 2 * p.PAbove(margin)},
+		{Faster, 2 * p.PBelow(-margin)},
+	}
+	best := claims[0]
+	for _, c := range claims[1:] {
+		if c.p < best.p {
+			best = c
+		}
+	}
+	return best.name, math.Min(best.p, 1)
+}
+
+// gapToDecide is how far the interval's half-width must shrink below for
+// the verdict the mean points to.
+func gapToDecide(mean, margin float64) float64 {
+	switch {
+	case mean > margin:
+		return mean - margin
+	case mean < -margin:
+		return -margin - mean
+	}
+	return margin - math.Abs(mean)
+}
+
+// pairs matches the repetitions of the baseline's row bk with those of rk:
+// the same repetition number of the same run; when the two targets never
+// ran in one run, by position (independent repetitions paired in any order
+// still give a valid interval, only a wider one than interleaving would).
+func (t *Table) pairs(bk, rk rowKey) [][2]int {
+	type id struct {
+		run string
+		rep int
+	}
+	at := map[id]int{}
+	for i, r := range t.reps[bk] {
+		at[id{t.repRuns[bk][i], r.Repetition}] = i
+	}
+	var out [][2]int
+	for j, r := range t.reps[rk] {
+		if i, ok := at[id{t.repRuns[rk][j], r.Repetition}]; ok {
+			out = append(out, [2]int{i, j})
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for k := range min(len(t.reps[bk]), len(t.reps[rk])) {
+		out = append(out, [2]int{k, k})
+	}
+	return out
+}
+
+// line is the sentence a person pastes:
+//
+//	ambient vs no-mesh, details-100rps-10c 100rps-10c: p99 +0.210 ms [0.150, 0.270], within 1 ms
+func (t *Table) line(r Row, metric string, d Difference) string {
+	s := fmt.Sprintf("%s vs %s, %s %s: %s %s ms", r.Target, t.Baseline, r.Scenario, r.Profile, metric, Signed(FormatMS(d.MeanMS)))
+	if d.CIMS != nil {
+		s += fmt.Sprintf(" [%s, %s]", FormatMS(d.CIMS[0]), FormatMS(d.CIMS[1]))
+	}
+	v := d.Verdict
+	if v == nil {
+		return s
+	}
+	margin := formatMargin(v.MarginMS) + " ms"
+	switch v.Result {
+	case Within:
+		return s + ", within " + margin
+	case Exceeds:
+		return s + ", exceeds " + margin
+	case Faster:
+		return s + ", faster by more than " + margin
+	}
+	s += ", inconclusive against " + margin
+	switch {
+	case d.Pairs < 2:
+		return s + fmt.Sprintf(" (%d repetition pair: run at least 3 repetitions)", d.Pairs)
+	case v.RepetitionsNeeded == 0:
+		return s + " (the difference sits on the margin: no number of repetitions decides it)"
+	case v.RepetitionsNeeded >= maxRepetitions:
+		return s + fmt.Sprintf(" (more than %d repetitions would be needed)", maxRepetitions)
+	}
+	return s + fmt.Sprintf(" (about %d repetitions would decide it)", v.RepetitionsNeeded)
+}
