@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -32,6 +33,7 @@ type stack struct {
 	base int
 	err  error
 	log  string
+	once sync.Once
 }
 
 // The stacks the suite uses, started together in TestMain because the
@@ -53,8 +55,11 @@ var (
 	// its floods and desync attempts must not leave a mark on the stacks the
 	// contract tests read, and its slow-head checks want a short deadline
 	// and a connection limit they can exceed.
-	stackHostile = &stack{name: "hostile", args: hostileArgs()}
-	allStacks    = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile}
+	stackHostile  = &stack{name: "hostile", args: hostileArgs()}
+	stackNoTiming = &stack{name: "server timing off", args: []string{
+		"--set", "productpage.SERVER_TIMING=false", "--set", "details.SERVER_TIMING=false",
+		"--set", "reviews.SERVER_TIMING=false", "--set", "ratings.SERVER_TIMING=false"}}
+	allStacks = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile, stackNoTiming}
 )
 
 func TestMain(m *testing.M) {
@@ -87,7 +92,6 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e cleanup: %s", out)
 	}()
 
-	var wg sync.WaitGroup
 	// Below Linux's ephemeral range (32768+), where outgoing connections
 	// could take a port a service is about to listen on; one after another,
 	// so that no two stacks overlap.
@@ -95,18 +99,21 @@ func runMain(m *testing.M) int {
 	for _, s := range allStacks {
 		s.base = freeBase(next)
 		next = s.base + 4
-		wg.Add(1)
-		go func(s *stack) {
-			defer wg.Done()
-			args := append([]string{"local", "up", "--detach", "--port-base", fmt.Sprint(s.base), "--timeout", "180s"}, s.args...)
-			out, err := exec.Command(bookload, args...).CombinedOutput()
-			s.log = string(out)
-			if err != nil {
-				s.err = fmt.Errorf("bookload %s: %w\n%s", strings.Join(args, " "), err, out)
-			}
-		}(s)
 	}
-	wg.Wait()
+	// The whole suite starts every stack at once; a run narrowed with -run
+	// starts only the stacks its tests need, when they first ask (need).
+	flag.Parse()
+	if flag.Lookup("test.run").Value.String() == "" {
+		var wg sync.WaitGroup
+		for _, s := range allStacks {
+			wg.Add(1)
+			go func(s *stack) {
+				defer wg.Done()
+				s.once.Do(s.up)
+			}(s)
+		}
+		wg.Wait()
+	}
 	code := m.Run()
 	if code != 0 {
 		keepLogs(filepath.Join(tmp, "state"), filepath.Join(repoRoot, "test-results", "e2e-logs"))
@@ -152,9 +159,21 @@ func freeBase(from int) int {
 	panic("no free port base")
 }
 
-// need fails the test when the stack did not start.
+// up runs `bookload local up --detach` for the stack; call it through once.
+func (s *stack) up() {
+	args := append([]string{"local", "up", "--detach", "--port-base", fmt.Sprint(s.base), "--timeout", "180s"}, s.args...)
+	out, err := exec.Command(bookload, args...).CombinedOutput()
+	s.log = string(out)
+	if err != nil {
+		s.err = fmt.Errorf("bookload %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// need starts the stack if it is not up yet, and fails the test when it
+// did not start.
 func (s *stack) need(t *testing.T) *stack {
 	t.Helper()
+	s.once.Do(s.up)
 	if s.err != nil {
 		t.Fatalf("stack %s did not start: %v", s.name, s.err)
 	}

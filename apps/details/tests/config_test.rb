@@ -9,10 +9,10 @@ class ConfigTest < DetailsTest
 
   def test_defaults_follow_the_catalogue
     c = parse({})
-    assert_equal [9080, "0.0.0.0", true, true, 60, 10, 1024, true, 100, 10, false, "info"],
+    assert_equal [9080, "0.0.0.0", true, true, 60, 10, 1024, true, 100, 10, false, true, "info"],
                  [c.port, c.listen_address, c.nodelay, c.keepalive, c.keepalive_timeout,
                   c.header_timeout, c.max_connections, c.upstream_keepalive, c.upstream_max_requests,
-                  c.shutdown_timeout, c.access_log, c.log_level]
+                  c.shutdown_timeout, c.access_log, c.server_timing, c.log_level]
   end
 
   def test_booleans_are_case_insensitive_and_ignore_blanks
@@ -21,12 +21,13 @@ class ConfigTest < DetailsTest
       assert_equal want, parse("HTTP_KEEPALIVE" => raw).keepalive, raw.inspect
       assert_equal want, parse("ACCESS_LOG" => raw).access_log, raw.inspect
       assert_equal want, parse("UPSTREAM_KEEPALIVE" => raw).upstream_keepalive, raw.inspect
+      assert_equal want, parse("SERVER_TIMING" => raw).server_timing, raw.inspect
     end
   end
 
   def test_bad_booleans_name_variable_and_value
     ["1", "0", "yes", "no", "", " ", "maybe", "truee"].each do |raw|
-      %w[HTTP_NODELAY HTTP_KEEPALIVE ACCESS_LOG UPSTREAM_KEEPALIVE].each do |name|
+      %w[HTTP_NODELAY HTTP_KEEPALIVE ACCESS_LOG UPSTREAM_KEEPALIVE SERVER_TIMING].each do |name|
         err = assert_raises(Details::ConfigError) { parse(name => raw) }
         assert_equal "details: invalid #{name}=#{raw.inspect}: want true or false", err.message
       end

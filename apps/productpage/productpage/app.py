@@ -15,6 +15,7 @@ from werkzeug.exceptions import (
 )
 from werkzeug.routing import RoutingException
 
+from . import timing
 from .backends import Backends, Result, outgoing_headers
 from .config import Config
 from .metrics import ROUTE_KEY, Instrumented, Metrics
@@ -139,6 +140,8 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     backends = backends or Backends(config)
     metrics = Metrics()
+    if config.server_timing:
+        timing.install(app)
 
     @app.get("/")
     @app.get("/index.html")
@@ -151,6 +154,8 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
         details, reviews = backends.details_and_reviews(
             PRODUCT_ID, outgoing_headers(request.environ, user)
         )
+        timing.record("details", details)
+        timing.record("reviews", reviews)
         return render_template(
             "productpage.html",
             product=PRODUCTS[0],
@@ -195,21 +200,21 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     @app.get("/api/v1/products/<id>")
     def product_details(id):
-        return _passthrough(
-            backends.details(id, outgoing_headers(request.environ, _current_user()))
-        )
+        result = backends.details(id, outgoing_headers(request.environ, _current_user()))
+        timing.record("details", result)
+        return _passthrough(result)
 
     @app.get("/api/v1/products/<id>/reviews")
     def product_reviews(id):
-        return _passthrough(
-            backends.reviews(id, outgoing_headers(request.environ, _current_user()))
-        )
+        result = backends.reviews(id, outgoing_headers(request.environ, _current_user()))
+        timing.record("reviews", result)
+        return _passthrough(result)
 
     @app.get("/api/v1/products/<id>/ratings")
     def product_ratings(id):
-        return _passthrough(
-            backends.ratings(id, outgoing_headers(request.environ, _current_user()))
-        )
+        result = backends.ratings(id, outgoing_headers(request.environ, _current_user()))
+        timing.record("ratings", result)
+        return _passthrough(result)
 
     @app.get("/health")
     def health():

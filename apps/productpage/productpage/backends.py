@@ -8,6 +8,7 @@ the backend's status (500 when there was no response) and a fixed error.
 import json
 import logging
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -72,11 +73,15 @@ Headers = dict[str, bytes]
 @dataclass
 class Result:
     """What a backend call produced: status, the raw body when it worked, and
-    the parsed JSON (the backend's on success, the error object otherwise)."""
+    the parsed JSON (the backend's on success, the error object otherwise);
+    how long the call took in all (every attempt) and the Server-Timing
+    header of the last answer."""
 
     status: int
     data: Any
     body: bytes | None = None
+    seconds: float = 0.0
+    server_timing: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -158,19 +163,23 @@ def _quote(product_id) -> str:
 
 
 def _call(upstream, path: str, headers: Headers, attempts: int, error: str) -> Result:
+    started = time.perf_counter()
     status = 500
+    timing = None
     for _ in range(attempts):
         try:
             reply = get(upstream, path, headers)
         except UpstreamError as err:
             log.debug("GET %s: %s", path, err)
-            status = 500
+            status, timing = 500, None
             continue
-        status = reply.status
+        status, timing = reply.status, reply.server_timing
         if status == 200:
             try:
-                return Result(200, json.loads(reply.body), reply.body)
+                data = json.loads(reply.body)
             except ValueError:
                 log.debug("GET %s:%s%s: body is not JSON", upstream.host, upstream.port, path)
                 status = 500
-    return Result(status, {"error": error})
+            else:
+                return Result(200, data, reply.body, time.perf_counter() - started, timing)
+    return Result(status, {"error": error}, None, time.perf_counter() - started, timing)

@@ -44,6 +44,7 @@ class Config:
     upstream_max_requests: int = 100
     shutdown_timeout: int = 10
     access_log: bool = False
+    server_timing: bool = True
     log_level: str = "info"
     web_concurrency: int = DEFAULT_WEB_CONCURRENCY
     session_secret: str | None = None
@@ -147,6 +148,7 @@ def from_env(env: Mapping[str, str]) -> Config:
         upstream_max_requests=_int(env, "UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1, 1_000_000),
         shutdown_timeout=_int(env, "SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 300),
         access_log=_bool(env, "ACCESS_LOG", False),
+        server_timing=_bool(env, "SERVER_TIMING", True),
         log_level=_log_level(env),
         web_concurrency=_int(env, "WEB_CONCURRENCY", DEFAULT_WEB_CONCURRENCY, 1, 64),
         session_secret=_session_secret(env),

@@ -36,6 +36,7 @@ class UpstreamError(Exception):
 class Reply:
     status: int
     body: bytes
+    server_timing: str | None = None
 
 
 # Whether the connection the current call sent its request on had served a
@@ -116,7 +117,7 @@ def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, b
             response = upstream.urlopen(
                 "GET", path, headers=headers, retries=False, redirect=False, preload_content=True
             )
-            return Reply(response.status, response.data)
+            return Reply(response.status, response.data, response.headers.get("Server-Timing"))
         except (urllib3.exceptions.HTTPError, OSError) as err:
             if attempt == 1 and _closed_under_request(err) and _sent_on_reused.get():
                 continue

@@ -54,6 +54,7 @@ class Answer:
     status: int = 200
     body: bytes = b"{}"
     delay: float = 0.0
+    server_timing: str | None = None
 
 
 @dataclass
@@ -89,6 +90,8 @@ class FakeBackend:
                 self.send_response(answer.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer.body)))
+                if answer.server_timing is not None:
+                    self.send_header("Server-Timing", answer.server_timing)
                 self.end_headers()
                 self.wfile.write(answer.body)
 
@@ -101,9 +104,9 @@ class FakeBackend:
         self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
-    def answer(self, path, status=200, body=None, delay=0.0):
+    def answer(self, path, status=200, body=None, delay=0.0, server_timing=None):
         """Answer every GET path with this, from now on."""
-        self.answers[path] = [Answer(status, _bytes(body), delay)]
+        self.answers[path] = [Answer(status, _bytes(body), delay, server_timing)]
 
     def sequence(self, path, *answers: Answer):
         """Answer GET path with these in turn; the last one repeats."""

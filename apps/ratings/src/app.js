@@ -6,6 +6,7 @@
 
 const { STATUS_CODES } = require('node:http');
 const express = require('express');
+const { serverTiming } = require('./server-timing');
 
 // 16 KiB holds any realistic ratings object many times over; together with
 // the store's product cap it bounds what POSTs can make the process hold.
@@ -52,8 +53,9 @@ function rejectEmptyBody(req, res, buf) {
 // or a drain has begun). Read when each response is sent, so that a request
 // still in flight when the drain starts also closes its connection.
 // metrics: from createMetrics. schedule(fn, ms) returns a cancel function
-// (tests inject their own timer).
-function createApp({ behaviour, store, metrics, connection, onServed = null, schedule = defaultSchedule, logger }) {
+// (tests inject their own timer). timing: send the Server-Timing header
+// (SERVER_TIMING).
+function createApp({ behaviour, store, metrics, connection, onServed = null, schedule = defaultSchedule, logger, timing = true }) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -70,6 +72,7 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
     send(res, status, JSON_TYPE, JSON.stringify(value));
   }
 
+  if (timing) app.use(serverTiming());
   app.use(metrics.middleware(onServed));
 
   // Upstream parses the body whatever its Content-Type (curl -d sends a

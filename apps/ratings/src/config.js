@@ -74,6 +74,7 @@ function loadConfig(env) {
     upstreamMaxRequestsPerConnection: integer(env, 'UPSTREAM_MAX_REQUESTS_PER_CONNECTION', 100, 1, 1000000),
     shutdownTimeoutSeconds: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 10, 1, 300),
     accessLog: boolean(env, 'ACCESS_LOG', false),
+    serverTiming: boolean(env, 'SERVER_TIMING', true),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     serviceVersion: oneOf(env, 'SERVICE_VERSION', 'v1', SERVICE_VERSIONS),
   };

@@ -36,6 +36,7 @@ function createService(config, { now, random, schedule, stdout = process.stdout,
     onServed: config.accessLog ? createAccessLog(stdout) : null,
     schedule,
     logger,
+    timing: config.serverTiming,
   });
   const server = createHttpServer(app, config, connection);
 

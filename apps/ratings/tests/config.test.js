@@ -17,6 +17,7 @@ test('defaults follow the catalogue', () => {
     upstreamMaxRequestsPerConnection: 100,
     shutdownTimeoutSeconds: 10,
     accessLog: false,
+    serverTiming: true,
     logLevel: 'info',
     serviceVersion: 'v1',
   });
@@ -28,6 +29,7 @@ test('valid values are parsed', async (t) => {
     [{ HTTP_NODELAY: ' TRUE ' }, 'noDelay', true],
     [{ HTTP_KEEPALIVE: 'False' }, 'keepAlive', false],
     [{ ACCESS_LOG: 'true' }, 'accessLog', true],
+    [{ SERVER_TIMING: ' False ' }, 'serverTiming', false],
     [{ UPSTREAM_KEEPALIVE: 'false' }, 'upstreamKeepAlive', false],
     [{ PORT: '1' }, 'port', 1],
     [{ PORT: '65535' }, 'port', 65535],
@@ -58,6 +60,7 @@ test('bad values name the variable, the value and what is wanted', async (t) => 
     [{ HTTP_NODELAY: '1' }, 'invalid HTTP_NODELAY="1": want true or false'],
     [{ HTTP_KEEPALIVE: 'yes' }, 'invalid HTTP_KEEPALIVE="yes": want true or false'],
     [{ ACCESS_LOG: '' }, 'invalid ACCESS_LOG="": want true or false'],
+    [{ SERVER_TIMING: 'on' }, 'invalid SERVER_TIMING="on": want true or false'],
     [{ UPSTREAM_KEEPALIVE: 'on' }, 'invalid UPSTREAM_KEEPALIVE="on": want true or false'],
     [{ PORT: '0' }, 'invalid PORT="0": want an integer from 1 to 65535'],
     [{ PORT: '65536' }, 'invalid PORT="65536": want an integer from 1 to 65535'],

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -56,6 +57,9 @@ type Result struct {
 	Errors       int64            // requests that did not get a 2xx
 	Codes        map[string]int64 // by HTTP status; "-1" is a connection/socket error (fortio's convention)
 	Latency      latency.Distributions
+	// Hops is where the time went, from the answers' Server-Timing headers;
+	// nil when the engine does not record them.
+	Hops *hops.Result
 	// Interrupted is set when the context was cancelled during the run; such a
 	// result is incomplete and is not kept.
 	Interrupted bool

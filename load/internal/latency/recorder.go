@@ -20,7 +20,17 @@ type Recorder struct {
 	sched   Schedule
 	threads []threadState
 	shards  []shard
+	also    PerRequest
 }
+
+// PerRequest is told of every request after it is recorded, from the
+// request's thread (package hops keeps each request's Server-Timing split).
+type PerRequest interface {
+	Request(thread int, plain, corrected time.Duration)
+}
+
+// Also makes r tell p of every request; set it before the run.
+func (r *Recorder) Also(p PerRequest) { r.also = p }
 
 type threadState struct {
 	start    time.Time // send time of iteration 0
@@ -87,6 +97,9 @@ func (r *Recorder) Report(_ context.Context, id periodic.ThreadID, iter int64, s
 	t.requests.Add(1)
 	if !ok {
 		t.errors.Add(1)
+	}
+	if r.also != nil {
+		r.also.Request(int(id)%len(r.threads), plain, corrected)
 	}
 }
 

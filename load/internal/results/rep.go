@@ -6,6 +6,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 )
 
@@ -19,7 +20,14 @@ func NewRep(req engine.Request, res *engine.Result, tool Tool, machine Machine) 
 	if err != nil {
 		return nil, err
 	}
+	var hopsDoc *hops.Doc
+	if res.Hops != nil && res.Hops.Requests > 0 {
+		if hopsDoc, err = res.Hops.Doc(); err != nil {
+			return nil, err
+		}
+	}
 	return &Rep{
+		Hops:            hopsDoc,
 		SchemaVersion:   SchemaVersion,
 		Scenario:        req.Scenario.Name,
 		Target:          req.Target.Name,

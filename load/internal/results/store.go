@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -81,26 +82,29 @@ func RepPath(targetName, profile string, rep int) string {
 
 // Rep is the "bookload" object of a repetition file.
 type Rep struct {
-	SchemaVersion   int               `json:"schema_version"`
-	Scenario        string            `json:"scenario"`
-	Target          string            `json:"target"`
-	TargetURL       string            `json:"target_url"`
-	Profile         scenario.Profile  `json:"profile"`
-	Repetition      int               `json:"repetition"`
-	Engine          string            `json:"engine"`
-	Start           time.Time         `json:"start"`
-	DurationSeconds float64           `json:"duration_seconds"`
-	RequestedQPS    float64           `json:"requested_qps"`
-	ActualQPS       float64           `json:"actual_qps"`
-	Requests        int64             `json:"requests"`
-	Errors          int64             `json:"errors"`
-	Codes           map[string]int64  `json:"codes"` // HTTP status -> count; "-1" = connection error
-	Latency         Latency           `json:"latency"`
-	Labels          map[string]string `json:"labels,omitempty"`
-	Knobs           map[string]string `json:"knobs,omitempty"`
-	EngineMetadata  map[string]any    `json:"engine_metadata,omitempty"`
-	Tool            Tool              `json:"tool"`
-	Machine         Machine           `json:"machine"`
+	SchemaVersion   int              `json:"schema_version"`
+	Scenario        string           `json:"scenario"`
+	Target          string           `json:"target"`
+	TargetURL       string           `json:"target_url"`
+	Profile         scenario.Profile `json:"profile"`
+	Repetition      int              `json:"repetition"`
+	Engine          string           `json:"engine"`
+	Start           time.Time        `json:"start"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	RequestedQPS    float64          `json:"requested_qps"`
+	ActualQPS       float64          `json:"actual_qps"`
+	Requests        int64            `json:"requests"`
+	Errors          int64            `json:"errors"`
+	Codes           map[string]int64 `json:"codes"` // HTTP status -> count; "-1" = connection error
+	Latency         Latency          `json:"latency"`
+	// Hops is where the time went by the answers' Server-Timing headers
+	// (package hops); absent in runs before it and when no answer had one.
+	Hops           *hops.Doc         `json:"hops,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Knobs          map[string]string `json:"knobs,omitempty"`
+	EngineMetadata map[string]any    `json:"engine_metadata,omitempty"`
+	Tool           Tool              `json:"tool"`
+	Machine        Machine           `json:"machine"`
 }
 
 // Latency holds both views of one repetition's latency.

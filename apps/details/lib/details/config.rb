@@ -67,7 +67,7 @@ module Details
   Config = Struct.new(
     :port, :listen_address, :nodelay, :keepalive, :keepalive_timeout,
     :header_timeout, :max_connections, :upstream_keepalive, :upstream_max_requests, :shutdown_timeout,
-    :access_log, :log_level,
+    :access_log, :server_timing, :log_level,
     keyword_init: true
   ) do
     def self.from_env(env = ENV)
@@ -86,6 +86,7 @@ module Details
         upstream_max_requests: parse.integer("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1..1_000_000),
         shutdown_timeout: parse.integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 1..300),
         access_log: parse.boolean("ACCESS_LOG", false),
+        server_timing: parse.boolean("SERVER_TIMING", true),
         log_level: parse.choice("LOG_LEVEL", "info", %w[debug info warn error])
       )
     end

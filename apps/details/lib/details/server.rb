@@ -27,6 +27,7 @@ module Details
     # settings.access_log is on.
     def initialize(settings, logger:, access_log_io: $stdout)
       @keepalive = settings.keepalive
+      @server_timing = settings.server_timing
       @access_log_io = settings.access_log ? access_log_io : nil
       @metrics = Metrics.new
       @header_timeout = settings.header_timeout
@@ -77,7 +78,7 @@ module Details
       # Content-Length) and closes the connection after the response. During
       # a shutdown that tells the client the connection ends.
       res.keep_alive = false unless @keepalive && status == :Running
-      super
+      timed(res) { super }
     end
 
     # The server-wide "OPTIONS *": WEBrick answers 200 with this Allow.
@@ -114,6 +115,23 @@ module Details
     end
 
     private
+
+    # The W3C Server-Timing header (docs/contract.md, "Server-Timing"):
+    # app;dur=<ms>, from the servlet being picked to the response being
+    # complete (WEBrick writes it after #service returns). Details calls
+    # nobody, so that is all it says. Also on the answer WEBrick makes from
+    # an HTTPStatus error raised while serving (it keeps the headers set).
+    def timed(res)
+      return yield unless @server_timing
+
+      start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      begin
+        yield
+      ensure
+        ms = (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) * 1000
+        res["Server-Timing"] = format("app;dur=%.3f", ms)
+      end
+    end
 
     # The AcceptCallback. The first head of a connection must be complete
     # within the header timeout of the accept: StrictRequest reads that

@@ -36,6 +36,7 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -395,6 +396,10 @@ func (e *Engine) result(doc []byte) (*engine.Result, error) {
 	out.Latency.Corrected, out.Latency.CorrectedSum = corrected, sum(rep.Latency.Corrected.SummaryMS)
 	if out.Codes == nil {
 		out.Codes = map[string]int64{}
+	}
+	// The agent records hops as the local engine does; an older agent sends none.
+	if out.Hops, err = hops.FromDoc(rep.Hops); err != nil {
+		return nil, fmt.Errorf("bookload agent at %s: %w", e.Remote.API, err)
 	}
 	return out, nil
 }

@@ -22,6 +22,7 @@ import (
 	flog "fortio.org/log"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 )
 
@@ -118,10 +119,21 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 		o.Out = e.Out
 	}
 	var rec *latency.Recorder
+	var hopRec *hops.Recorder
 	if !e.NoRecorder {
 		sched := latency.NewSchedule(o.QPS, o.NumThreads, o.Duration)
 		rec = latency.NewRecorder(sched, o.NumThreads, 4*runtime.GOMAXPROCS(0))
 		o.AccessLogger = rec
+		// Server-Timing needs the response head: fortio's fast client hands
+		// it to DataWriter (http only; https goes through Go's client,
+		// which hands over the body alone). Sequential warm-up tells the
+		// recorder which connection is which (package hops).
+		if strings.HasPrefix(o.URL, "http://") && !o.DisableFastClient {
+			hopRec = hops.NewRecorder(o.NumThreads)
+			rec.Also(hopRec)
+			o.DataWriter = hopRec.Writer()
+			o.SequentialWarmup = true
+		}
 	}
 	// Our own Aborter: fortio then installs no SIGINT handler of its own, and
 	// cancelling ctx stops the periodic runner between two requests.
@@ -175,6 +187,9 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	}
 	if rec != nil {
 		out.Latency = rec.Result()
+	}
+	if hopRec != nil {
+		out.Hops = hopRec.Result()
 	}
 	return out, nil
 }

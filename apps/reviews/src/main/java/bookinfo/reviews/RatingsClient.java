@@ -8,6 +8,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestClientException;
+import org.springframework.web.client.RestClientResponseException;
 
 /**
  * GET <ratings>/ratings/<id>; any failure (status, body, timeout, network) means every review is
@@ -26,7 +27,10 @@ class RatingsClient {
         this.starColor = config.starColor();
     }
 
-    Ratings fetch(int productId, HttpHeaders incoming) {
+    /** timing: where the call's wait and ratings' Server-Timing go; null for nowhere. */
+    Ratings fetch(int productId, HttpHeaders incoming, ServerTiming.Calls timing) {
+        long start = System.nanoTime();
+        String reported = null;
         try {
             ResponseEntity<Ratings.Answer> answer =
                     ratings.get()
@@ -34,6 +38,7 @@ class RatingsClient {
                             .headers(outgoing -> propagate(incoming, outgoing))
                             .retrieve()
                             .toEntity(Ratings.Answer.class);
+            reported = answer.getHeaders().getFirst(ServerTiming.HEADER);
             if (answer.getStatusCode().value() != 200) {
                 log.debug(
                         "ratings answered {} for product {}",
@@ -42,9 +47,20 @@ class RatingsClient {
                 return Ratings.unavailable(starColor);
             }
             return Ratings.of(answer.getBody(), starColor);
+        } catch (RestClientResponseException e) {
+            log.debug("ratings answered {} for product {}", e.getStatusCode().value(), productId);
+            reported =
+                    e.getResponseHeaders() == null
+                            ? null
+                            : e.getResponseHeaders().getFirst(ServerTiming.HEADER);
+            return Ratings.unavailable(starColor);
         } catch (RestClientException e) {
             log.debug("ratings call for product {} failed: {}", productId, e.toString());
             return Ratings.unavailable(starColor);
+        } finally {
+            if (timing != null) {
+                timing.add("ratings", System.nanoTime() - start, reported);
+            }
         }
     }
 

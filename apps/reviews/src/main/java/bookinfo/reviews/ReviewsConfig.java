@@ -22,6 +22,7 @@ public record ReviewsConfig(
         int upstreamMaxRequestsPerConnection,
         int shutdownTimeoutSeconds,
         boolean accessLog,
+        boolean serverTiming,
         String logLevel,
         boolean enableRatings,
         String starColor,
@@ -50,6 +51,7 @@ public record ReviewsConfig(
         int maxRequests = g.integer("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1, 1_000_000);
         int shutdownTimeout = g.integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 300);
         boolean accessLog = g.bool("ACCESS_LOG", false);
+        boolean serverTiming = g.bool("SERVER_TIMING", true);
         String logLevel = g.oneOf("LOG_LEVEL", "info", Set.of("debug", "info", "warn", "error"));
         boolean enableRatings = g.bool("ENABLE_RATINGS", false);
         // Upstream uses STAR_COLOR verbatim (it is echoed into the JSON), so do we.
@@ -73,6 +75,7 @@ public record ReviewsConfig(
                 maxRequests,
                 shutdownTimeout,
                 accessLog,
+                serverTiming,
                 logLevel,
                 enableRatings,
                 starColor,
@@ -115,6 +118,7 @@ public record ReviewsConfig(
                 upstreamMaxRequestsPerConnection,
                 shutdownTimeoutSeconds,
                 accessLog,
+                serverTiming,
                 logLevel,
                 enableRatings,
                 starColor,

@@ -1,5 +1,6 @@
 package bookinfo.reviews;
 
+import jakarta.servlet.http.HttpServletRequest;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.http.HttpHeaders;
@@ -40,7 +41,9 @@ class ReviewsController {
 
     @GetMapping(Routes.REVIEWS)
     ProductReviews reviews(
-            @PathVariable("id") String productId, @RequestHeader HttpHeaders headers) {
+            @PathVariable("id") String productId,
+            @RequestHeader HttpHeaders headers,
+            HttpServletRequest request) {
         // A Java int (decimal, optional sign), as upstream; Spring's own conversion would take
         // "0x10".
         int id;
@@ -49,7 +52,10 @@ class ReviewsController {
         } catch (NumberFormatException e) {
             throw new ResponseStatusException(HttpStatus.NOT_FOUND, null, e);
         }
-        Ratings found = config.enableRatings() ? ratings.fetch(id, headers) : null;
+        Ratings found =
+                config.enableRatings()
+                        ? ratings.fetch(id, headers, ServerTiming.calls(request))
+                        : null;
         List<ProductReviews.Review> reviews = new ArrayList<>(REVIEWS.length);
         for (String[] review : REVIEWS) {
             reviews.add(

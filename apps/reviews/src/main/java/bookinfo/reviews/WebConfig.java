@@ -10,9 +10,9 @@ import org.springframework.core.Ordered;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
- * The servlet side of the web layer: the three filters, for every request Jetty dispatches
+ * The servlet side of the web layer: the filters, for every request Jetty dispatches
  * (RequestObserver first: metrics, access log; ChunkedBodyRefusal; then WholeResponses, which also
- * wraps the error page's dispatch), and the DispatcherServlet.
+ * wraps the error page's dispatch; ServerTiming inside it), and the DispatcherServlet.
  */
 @Configuration(proxyBeanMethods = false)
 class WebConfig {
@@ -56,6 +56,18 @@ class WebConfig {
     @Bean
     WholeResponses wholeResponses() {
         return new WholeResponses();
+    }
+
+    /** Inside WholeResponses: the response is still uncommitted when the chain returns. */
+    @Bean
+    FilterRegistrationBean<ServerTiming> serverTimingRegistration(
+            ReviewsConfig config, Hooks hooks) {
+        FilterRegistrationBean<ServerTiming> registration =
+                new FilterRegistrationBean<>(new ServerTiming(hooks.nanoTime()));
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 3);
+        registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ERROR);
+        registration.setEnabled(config.serverTiming());
+        return registration;
     }
 
     @Bean

@@ -31,6 +31,7 @@ final class RatingsPeer implements AutoCloseable {
     volatile int status = 200;
     volatile String body = DEFAULT_BODY;
     volatile long delayMillis;
+    volatile String serverTiming;
 
     RatingsPeer() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
@@ -52,6 +53,9 @@ final class RatingsPeer implements AutoCloseable {
                         }
                         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
                         exchange.getResponseHeaders().set("Content-Type", "application/json");
+                        if (serverTiming != null) {
+                            exchange.getResponseHeaders().set("Server-Timing", serverTiming);
+                        }
                         exchange.sendResponseHeaders(status, bytes.length);
                         exchange.getResponseBody().write(bytes);
                     } catch (InterruptedException e) {
@@ -98,6 +102,7 @@ final class RatingsPeer implements AutoCloseable {
         status = 200;
         body = DEFAULT_BODY;
         delayMillis = 0;
+        serverTiming = null;
     }
 
     @Override

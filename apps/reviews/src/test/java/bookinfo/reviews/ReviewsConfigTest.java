@@ -27,6 +27,7 @@ class ReviewsConfigTest {
         assertEquals(100, c.upstreamMaxRequestsPerConnection());
         assertEquals(10, c.shutdownTimeoutSeconds());
         assertFalse(c.accessLog());
+        assertTrue(c.serverTiming());
         assertEquals("info", c.logLevel());
         assertFalse(c.enableRatings());
         assertEquals("black", c.starColor());
@@ -109,6 +110,7 @@ class ReviewsConfigTest {
                 "HTTP_KEEPALIVE                       | ''        | invalid HTTP_KEEPALIVE=\"\": want true or false",
                 "UPSTREAM_KEEPALIVE                   | on        | invalid UPSTREAM_KEEPALIVE=\"on\": want true or false",
                 "ACCESS_LOG                           | 0         | invalid ACCESS_LOG=\"0\": want true or false",
+                "SERVER_TIMING                        | off       | invalid SERVER_TIMING=\"off\": want true or false",
                 "ENABLE_RATINGS                       | enabled   | invalid ENABLE_RATINGS=\"enabled\": want true or false",
                 "PORT                                 | 0         | invalid PORT=\"0\": want an integer from 1 to 65535",
                 "PORT                                 | 65536     | invalid PORT=\"65536\": want an integer from 1 to 65535",
