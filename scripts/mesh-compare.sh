@@ -8,7 +8,7 @@
 # load: a variant is measured only where its mesh is.
 #
 # Usage: scripts/mesh-compare.sh [SCENARIO] [--variant NAME=NAMESPACE]... [--baseline NAME]
-#                                [--apply | --no-apply] [--check-only] [--skip-mesh-check]
+#                                [--margin METRIC=DURATION]... [--apply | --no-apply] [--check-only] [--skip-mesh-check]
 #                                [--istio-namespace NS] [--out DIR] [-- BOOKLOAD_RUN_ARGS...]
 #   SCENARIO           a name in scenarios/ or a YAML path (default: smoke)
 #   --variant N=NS     compare namespace NS under the name N (repeatable); default the
@@ -16,6 +16,9 @@
 #                      ambient=bookinfo-ambient. Each NS needs the apps and svc/fortio
 #                      (stock fortio, or the bookload agent: detected per namespace).
 #   --baseline NAME    the variant the others are compared with (default: the first)
+#   --margin M=D       a verdict per variant against the baseline: the paired
+#                      difference of percentile M is within D, exceeds it, or is
+#                      inconclusive (e.g. --margin p99=1ms; repeatable; see load/README.md)
 #   --apply            (the default) kubectl apply -k overlays/NAME for the three known
 #                      variants (NAME=bookinfo-NAME); other variants are yours to deploy
 #   --no-apply         apply nothing: use what is deployed (still waits for rollouts)
@@ -43,11 +46,11 @@ ROLLOUT_TIMEOUT=${ROLLOUT_TIMEOUT:-300s}
 istio_ns=${ISTIO_NAMESPACE:-istio-system}
 say() { printf '==> mesh-compare: %s\n' "$*" >&2; }
 die() { printf 'mesh-compare: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '10,34s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
+usage() { sed -n '10,37s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
 bad_usage() { printf 'mesh-compare: %s\n' "$*" >&2; exit 2; }
 
 # --- arguments --------------------------------------------------------------
-scenario=smoke apply=1 out=results extra=() check_only='' skip_check='' baseline=''
+scenario=smoke apply=1 out=results extra=() check_only='' skip_check='' baseline='' margins=()
 scenario_set=
 names=() namespaces=()
 add_variant() {
@@ -70,6 +73,8 @@ while (($#)); do
     --variant=*) add_variant "${1#--variant=}" ;;
     --baseline) (($# >= 2)) || bad_usage "--baseline needs a variant name"; baseline=$2; shift ;;
     --baseline=*) baseline=${1#--baseline=} ;;
+    --margin) (($# >= 2)) || bad_usage "--margin needs METRIC=DURATION, e.g. p99=1ms"; margins+=(--margin "$2"); shift ;;
+    --margin=*) margins+=(--margin "${1#--margin=}") ;;
     --apply) apply=1 ;;
     --no-apply) apply= ;;
     --check-only) check_only=1 ;;
@@ -380,7 +385,7 @@ say "bookload run $scenario, interleaved across ${names[*]}"
 status=0
 # In the background and waited for, so that a signal's trap runs at once.
 "$BOOKLOAD" run "$scenario" "${targets[@]}" --baseline "$baseline" --out "$out" \
-  --label "cluster=$context" --label "istio=$istiod_image" ${extra[@]+"${extra[@]}"} >"$tmp/run.out" &
+  --label "cluster=$context" --label "istio=$istiod_image" ${margins[@]+"${margins[@]}"} ${extra[@]+"${extra[@]}"} >"$tmp/run.out" &
 bookload_pid=$!
 while :; do
   if wait "$bookload_pid"; then status=0; break; else status=$?; fi
@@ -390,7 +395,7 @@ bookload_pid=''
 cat "$tmp/run.out"
 dir=$(sed -n 's/^results: \(.*\) ([a-z]*, [0-9]* of [0-9]* repetitions)$/\1/p' "$tmp/run.out" | head -n 1)
 if [[ -n $dir && -f $dir/run.json ]]; then
-  "$BOOKLOAD" compare "$dir" --baseline "$baseline" >"$dir/comparison.md" 2>/dev/null &&
+  "$BOOKLOAD" compare "$dir" --baseline "$baseline" ${margins[@]+"${margins[@]}"} >"$dir/comparison.md" 2>/dev/null &&
     say "comparison written to $dir/comparison.md"
 fi
 exit "${signalled:-$status}"
