@@ -63,7 +63,33 @@ type Summary struct {
 	MeshPeakMiB        *Stat `json:"mesh_peak_mib"`
 	QueriesPerMeshCore *Stat `json:"queries_per_mesh_core"`
 	QueriesPerCore     *Stat `json:"queries_per_core"`
+	// Components is the mesh's cost by component (sidecars, ztunnel,
+	// waypoints, istiod, and "mesh" for all of them): vCPU per 1000
+	// requests per second served, and peak memory. Absent for a component
+	// that used no CPU in any repetition (no such component in the run).
+	Components map[string]ComponentCost `json:"components,omitempty"`
 }
+
+// ComponentCost is one mesh component's cost over a row's repetitions.
+type ComponentCost struct {
+	// VCPUPer1000RPS is 1000 x CPU-seconds / requests served: the cores it
+	// keeps busy for each 1000 requests per second.
+	VCPUPer1000RPS *Stat `json:"vcpu_per_1000_rps"`
+	PeakMiB        *Stat `json:"peak_mib"`
+}
+
+// Published is Istio's published cost of each data-plane component per
+// 1000 requests per second (1 KB payloads; Istio's "Performance and
+// Scalability" page): what the tables set the measured figures beside.
+var Published = map[string]struct{ VCPU, MiB float64 }{
+	GroupZtunnel:   {0.06, 12},
+	GroupSidecars:  {0.20, 60},
+	GroupWaypoints: {0.25, 60},
+}
+
+// MeshComponents are the components Components reports, in table order;
+// "mesh" is their sum.
+var MeshComponents = append(append([]string{}, MeshGroups...), "mesh")
 
 // Summarize is the cost of reps (one row's repetitions), nil when none has
 // one.
@@ -90,7 +116,41 @@ func Summarize(reps []results.Rep, confidence float64) *Summary {
 		s := stats.Summarize(xs, confidence)
 		return &Stat{Median: s.Median, CI: [2]float64{s.Lo, s.Hi}}
 	}
+	comps := map[string]ComponentCost{}
+	for _, g := range MeshComponents {
+		cpu := func(c *Cost) float64 {
+			if g == "mesh" {
+				return c.MeshCPUSeconds
+			}
+			return c.Groups[g].CPUSeconds
+		}
+		used := false
+		for _, c := range cs {
+			used = used || cpu(c) > 0
+		}
+		if !used {
+			continue
+		}
+		comps[g] = ComponentCost{
+			VCPUPer1000RPS: stat(func(c *Cost) float64 {
+				if c.RequestsServed <= 0 {
+					return math.NaN()
+				}
+				return 1000 * cpu(c) / float64(c.RequestsServed)
+			}),
+			PeakMiB: stat(func(c *Cost) float64 {
+				if g == "mesh" {
+					return float64(c.MeshPeakMemory) / (1 << 20)
+				}
+				return float64(c.Groups[g].PeakMemoryBytes) / (1 << 20)
+			}),
+		}
+	}
+	if len(comps) == 0 {
+		comps = nil
+	}
 	return &Summary{
+		Components:         comps,
 		N:                  len(cs),
 		MeshCPUSeconds:     stat(func(c *Cost) float64 { return c.MeshCPUSeconds }),
 		AppsCPUSeconds:     stat(func(c *Cost) float64 { return c.Groups[GroupApps].CPUSeconds }),
