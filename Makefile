@@ -80,8 +80,13 @@ images: ## build the four app images with docker, podman or buildah (ghcr.io/boo
 	@bash scripts/images.sh
 
 .PHONY: bench
-bench: setup ## the performance suite (~50 min, tuned + legacy stacks): floor, services, framework floor, ladder, max rate, CPU and RSS, a 30-min soak; writes BENCHMARKS.md
+bench: setup ## the performance suite (~50 min, tuned + legacy stacks): floor, services, framework floor, ladder, max rate, CPU and RSS, a 30-min soak; then the cluster section (~30 min); writes BENCHMARKS.md
 	@$(BOOKLOAD) bench
+	@bash scripts/mesh-bench.sh
+
+.PHONY: bench-cluster
+bench-cluster: build cluster-tools mesh-tools ## only BENCHMARKS.md's cluster section: no mesh vs ambient vs sidecar on the one-node cluster, with the mesh's cost per 1000 RPS (scripts/mesh-bench.sh; root)
+	@bash scripts/mesh-bench.sh
 
 .PHONY: test
 test: setup lint ## make lint, then every test suite (apps, bookload, end-to-end, then the one-node cluster); ends with "N passed, M failed"

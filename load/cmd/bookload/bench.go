@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -103,7 +104,19 @@ func benchCmd(args []string) int {
 	if serr := bench.WriteSummary(bench.SummaryPath(cfg.Out), out.Summarize(appsVersion())); serr != nil {
 		fmt.Fprintln(os.Stderr, "bookload bench: summary:", serr)
 	}
-	ferr := writeAtomic(cfg.Markdown, func(f *os.File) error { return bench.Write(f, out, cfg) })
+	// The cluster section (scripts/mesh-bench.sh writes it) is another
+	// bench's: carried over as it was.
+	old, _ := os.ReadFile(cfg.Markdown)
+	ferr := writeAtomic(cfg.Markdown, func(f *os.File) error {
+		if err := bench.Write(f, out, cfg); err != nil {
+			return err
+		}
+		if kept := bench.ClusterSection(old); kept != "" {
+			_, err := io.WriteString(f, "\n"+kept)
+			return err
+		}
+		return nil
+	})
 	if ferr != nil {
 		fmt.Fprintln(os.Stderr, "bookload bench:", ferr)
 		return 1

@@ -131,3 +131,18 @@ func TestFreeBases(t *testing.T) {
 		t.Errorf("picked %d and %d", tb, lb)
 	}
 }
+
+// The cluster section of an earlier BENCHMARKS.md is found with its markers;
+// none, or one without its end, gives nothing.
+func TestClusterSection(t *testing.T) {
+	sec := ClusterBegin + "\n\n## Cluster\n\n| a |\n" + ClusterEnd + "\n"
+	if got := ClusterSection([]byte("# Benchmarks\n\ntext\n\n" + sec + "after\n")); got != sec {
+		t.Errorf("ClusterSection = %q, want %q", got, sec)
+	}
+	if got := ClusterSection([]byte("# Benchmarks\n")); got != "" {
+		t.Errorf("no section: got %q", got)
+	}
+	if got := ClusterSection([]byte(ClusterBegin + "\nhalf")); got != "" {
+		t.Errorf("unterminated section: got %q", got)
+	}
+}

@@ -136,6 +136,29 @@ type page struct {
 	Analysis                   string
 }
 
+// The markers around BENCHMARKS.md's cluster section, which
+// scripts/mesh-bench.sh writes and a bench run keeps.
+const (
+	ClusterBegin = "<!-- cluster section: written by scripts/mesh-bench.sh; bookload bench keeps it -->"
+	ClusterEnd   = "<!-- end of the cluster section -->"
+)
+
+// ClusterSection returns the cluster section of an earlier BENCHMARKS.md,
+// markers included and ending in a newline, or "" when it has none (or an
+// unterminated one).
+func ClusterSection(md []byte) string {
+	s := string(md)
+	i := strings.Index(s, ClusterBegin+"\n")
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(s[i:], "\n"+ClusterEnd)
+	if j < 0 {
+		return ""
+	}
+	return s[i:i+j+1+len(ClusterEnd)] + "\n"
+}
+
 // Write writes BENCHMARKS.md through benchmarks.md.tmpl.
 func Write(w io.Writer, o *Outcome, cfg Config) error {
 	return mdTemplate.Execute(w, o.page(cfg))
