@@ -111,7 +111,7 @@ func runCmd(args []string) int {
 	engineName := fs.String("engine", "auto", "load generator for http(s) targets: auto (by URL scheme: fortio in-process for http/https), fortio, or k6 (the k6 binary; see load/README.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine auto|fortio|k6] [--out DIR] [--repetitions N] [--label k=v]...")
-		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench]")
+		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench|waterfall-csv]")
 		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C] [--prometheus URL]]")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
 		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")
