@@ -100,7 +100,7 @@ func runCmd(args []string) int {
 	fs.Var(labels, "label", "`k=v` recorded with the run and every repetition, repeatable")
 	dir := fs.String("scenarios", "scenarios", "`DIR` holding SCENARIO.yaml when SCENARIO is a name")
 	baseline := fs.String("baseline", "", "target the summary compares against (default: the first)")
-	format := fs.String("format", "md", "summary format: md, csv, json or bench")
+	format := fs.String("format", "md", "summary format: "+strings.Join(compare.Formats, ", "))
 	var margins compare.Margins
 	fs.Var(&margins, "margin", marginUsage)
 	clusterCost := fs.Bool("cluster-cost", false, "sample the cluster's kubelet summary API for each repetition (CPU and peak memory per group, queries per core); needs --cost-namespaces, and --api or a kubectl proxy (--kubeconfig, --context)")
