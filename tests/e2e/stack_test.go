@@ -59,7 +59,12 @@ var (
 	stackNoTiming = &stack{name: "server timing off", args: []string{
 		"--set", "productpage.SERVER_TIMING=false", "--set", "details.SERVER_TIMING=false",
 		"--set", "reviews.SERVER_TIMING=false", "--set", "ratings.SERVER_TIMING=false"}}
-	allStacks = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile, stackNoTiming}
+	// The waterfall test's stack: reviews reaches ratings through a proxy
+	// in the test process that can answer late (waterfall_test.go), on a
+	// port held from the start (waterfallProxy) so that nothing else takes it.
+	stackWaterfall = &stack{name: "waterfall, ratings behind a proxy"}
+	allStacks      = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile, stackNoTiming, stackWaterfall}
+	waterfallProxy net.Listener
 )
 
 func TestMain(m *testing.M) {
@@ -100,6 +105,12 @@ func runMain(m *testing.M) int {
 		s.base = freeBase(next)
 		next = s.base + 4
 	}
+	if waterfallProxy, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", freeBase(next))); err != nil {
+		fmt.Fprintln(os.Stderr, "the waterfall test's proxy port:", err)
+		return 1
+	}
+	defer waterfallProxy.Close()
+	stackWaterfall.args = []string{"--reviews", "v2", "--set", fmt.Sprintf("reviews.RATINGS_SERVICE_PORT=%d", waterfallProxy.Addr().(*net.TCPAddr).Port)}
 	// The whole suite starts every stack at once; a run narrowed with -run
 	// starts only the stacks its tests need, when they first ask (need).
 	flag.Parse()

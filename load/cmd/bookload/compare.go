@@ -23,7 +23,7 @@ func compareCmd(args []string) int {
 	var margins compare.Margins
 	fs.Var(&margins, "margin", marginUsage)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload compare DIR... [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench]")
+		fmt.Fprintln(fs.Output(), "usage: bookload compare DIR... [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench|waterfall-csv]")
 		fmt.Fprintln(fs.Output(), "\nDIR is a run directory (holding run.json) or a directory of runs, e.g. results/.")
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()

@@ -100,7 +100,7 @@ func runCmd(args []string) int {
 	fs.Var(labels, "label", "`k=v` recorded with the run and every repetition, repeatable")
 	dir := fs.String("scenarios", "scenarios", "`DIR` holding SCENARIO.yaml when SCENARIO is a name")
 	baseline := fs.String("baseline", "", "target the summary compares against (default: the first)")
-	format := fs.String("format", "md", "summary format: md, csv, json or bench")
+	format := fs.String("format", "md", "summary format: "+strings.Join(compare.Formats, ", "))
 	var margins compare.Margins
 	fs.Var(&margins, "margin", marginUsage)
 	clusterCost := fs.Bool("cluster-cost", false, "sample the cluster's kubelet summary API for each repetition (CPU and peak memory per group, queries per core); needs --cost-namespaces, and --api or a kubectl proxy (--kubeconfig, --context)")
@@ -111,7 +111,7 @@ func runCmd(args []string) int {
 	engineName := fs.String("engine", "auto", "load generator for http(s) targets: auto (by URL scheme: fortio in-process for http/https), fortio, or k6 (the k6 binary; see load/README.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine auto|fortio|k6] [--out DIR] [--repetitions N] [--label k=v]...")
-		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench]")
+		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench|waterfall-csv]")
 		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C] [--prometheus URL]]")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
 		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")

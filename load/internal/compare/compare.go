@@ -52,6 +52,11 @@ type Table struct {
 	// how each row's difference and verdict are computed.
 	MarginsMS        Margins `json:"margins_ms"`
 	DifferenceMethod string  `json:"difference_method"`
+	// Waterfalls say where the time went, hop by hop, for each (scenario,
+	// profile) whose answers carried Server-Timing (waterfall.go);
+	// WaterfallMethod says which split they show.
+	Waterfalls      []Waterfall `json:"waterfalls"`
+	WaterfallMethod string      `json:"waterfall_method"`
 	// reps keeps each row's repetitions for the benchmark format and the
 	// pairing of the differences; repRuns the id of the run of each.
 	reps    map[rowKey][]results.Rep
@@ -117,6 +122,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 	}
 	t := &Table{Alpha: opts.Alpha, Confidence: opts.Confidence, Warnings: []string{}, Notes: []string{},
 		MarginsMS: opts.Margins, DifferenceMethod: DifferenceMethod,
+		Waterfalls: []Waterfall{}, WaterfallMethod: WaterfallMethod,
 		reps: map[rowKey][]results.Rep{}, repRuns: map[rowKey][]string{}}
 	if t.MarginsMS == nil {
 		t.MarginsMS = Margins{}
@@ -124,12 +130,14 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 	runs = splitEngines(runs)
 	var scenarios, targets []string
 	profiles := map[string][]string{}
+	roots := map[string]string{}              // scenario -> the service it loads
 	targetRun := map[string]map[string]bool{} // target -> run ids it came from
 	for _, l := range runs {
 		t.Runs = append(t.Runs, l.Dir)
 		name := l.Run.Scenario.Name
 		if !slices.Contains(scenarios, name) {
 			scenarios = append(scenarios, name)
+			roots[name] = l.Run.Scenario.Service
 		}
 		for _, p := range l.Run.Scenario.Profiles {
 			if !slices.Contains(profiles[name], p.Name) {
@@ -207,6 +215,9 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 			pair, opts.Alpha, stats.RepetitionsNeeded(opts.Alpha), stats.RepetitionsNeeded(opts.Alpha)))
 	}
 	t.differences(opts.Margins)
+	if err := t.waterfalls(roots, opts.Margins); err != nil {
+		return nil, err
+	}
 	t.ciNote()
 	t.precisionNote(ordered)
 	return t, nil

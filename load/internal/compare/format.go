@@ -13,10 +13,11 @@ import (
 )
 
 // Formats are the output formats of Write.
-var Formats = []string{"md", "csv", "json", "bench"}
+var Formats = []string{"md", "csv", "json", "bench", "waterfall-csv"}
 
 // Write renders t in format: md (tables like the published ones), csv, json
-// (the Table document) or bench (Go benchmark format, for benchstat).
+// (the Table document), bench (Go benchmark format, for benchstat) or
+// waterfall-csv (the waterfalls, one line per part; a CSV holds one table).
 func (t *Table) Write(w io.Writer, format string) error {
 	switch format {
 	case "md", "markdown":
@@ -29,6 +30,8 @@ func (t *Table) Write(w io.Writer, format string) error {
 		return enc.Encode(t)
 	case "bench", "benchstat":
 		return t.bench(w)
+	case "waterfall-csv":
+		return t.waterfallCSV(w)
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
@@ -106,6 +109,7 @@ func (t *Table) markdown(w io.Writer) error {
 		b.WriteString("\n")
 		t.mdDifferences(&b, rows)
 		mdCostTable(&b, rows)
+		t.mdWaterfalls(&b, sc)
 	}
 	for _, n := range t.Notes {
 		fmt.Fprintf(&b, "- Note: %s.\n", n)

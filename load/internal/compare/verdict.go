@@ -130,14 +130,13 @@ func (t *Table) differences(margins Margins) {
 			hasBase[[2]string{r.Scenario, r.Profile}] = true
 		}
 	}
-	type cell struct {
+	type at struct {
 		row    int
 		metric string
-		p      float64
-		claim  string
 	}
-	family := map[string][]cell{} // scenario -> its verdicts
-	var scenarios []string
+	var cells []at
+	family := map[string][]*Difference{} // scenario -> its differences
+	diffs := map[at]*Difference{}
 	for i := range t.Rows {
 		r := &t.Rows[i]
 		if r.Baseline || !hasBase[[2]string{r.Scenario, r.Profile}] {
@@ -145,7 +144,6 @@ func (t *Table) differences(margins Margins) {
 		}
 		bk, rk := rowKey{r.Scenario, r.Profile, t.Baseline}, rowKey{r.Scenario, r.Profile, r.Target}
 		pairs := t.pairs(bk, rk)
-		r.Difference = map[string]Difference{}
 		for _, m := range Metrics {
 			d := make([]float64, len(pairs))
 			for k, pr := range pairs {
@@ -153,58 +151,71 @@ func (t *Table) differences(margins Margins) {
 				y, _ := plainOf(t.reps[bk][pr[0]]).Metric(m)
 				d[k] = x - y
 			}
-			p := stats.NewPaired(d)
-			r.Difference[m] = Difference{Pairs: p.N, MeanMS: p.Mean, SDMS: p.SD}
-			if margin, ok := margins[m]; ok {
-				claim, pv := closestClaim(p, margin)
-				if !slices.Contains(scenarios, r.Scenario) {
-					scenarios = append(scenarios, r.Scenario)
-				}
-				family[r.Scenario] = append(family[r.Scenario], cell{i, m, pv, claim})
-			}
+			diff := newDifference(d, margins, m)
+			diffs[at{i, m}] = diff
+			cells = append(cells, at{i, m})
+			family[r.Scenario] = append(family[r.Scenario], diff)
 		}
 	}
-	// Intervals: at 1-alpha without a margin, at Holm's level with one.
-	type at struct {
-		row    int
-		metric string
+	for _, ds := range family {
+		decide(ds, t.Alpha)
 	}
-	level := map[at]float64{}
-	for _, sc := range scenarios {
-		cells := family[sc]
-		ps := make([]float64, len(cells))
-		for i, c := range cells {
-			ps[i] = c.p
+	for _, c := range cells {
+		r := &t.Rows[c.row]
+		if r.Difference == nil {
+			r.Difference = map[string]Difference{}
 		}
-		reject, lv := stats.Holm(ps, t.Alpha)
-		for i, c := range cells {
-			r := &t.Rows[c.row]
-			p := paired(r.Difference[c.metric])
-			v := &Verdict{MarginMS: margins[c.metric], Result: Inconclusive, PValue: c.p, Alpha: lv[i], Family: len(cells)}
-			if reject[i] {
-				v.Result = c.claim
-			} else {
-				v.RepetitionsNeeded = p.PairsFor(gapToDecide(p.Mean, v.MarginMS), lv[i], maxRepetitions)
-			}
-			d := r.Difference[c.metric]
-			d.Verdict = v
-			r.Difference[c.metric] = d
-			level[at{c.row, c.metric}] = lv[i]
+		d := *diffs[c]
+		d.Line = t.line(*r, c.metric, d)
+		r.Difference[c.metric] = d
+	}
+}
+
+// newDifference summarizes paired differences d of metric; with a margin
+// for it, the Verdict is set up for decide.
+func newDifference(d []float64, margins Margins, metric string) *Difference {
+	p := stats.NewPaired(d)
+	diff := &Difference{Pairs: p.N, MeanMS: p.Mean, SDMS: p.SD}
+	if margin, ok := margins[metric]; ok {
+		diff.Verdict = &Verdict{MarginMS: margin}
+	}
+	return diff
+}
+
+// decide judges one family of differences (one scenario's table): each
+// with a Verdict is given the claim its interval comes closest to making,
+// kept or not by Holm's procedure at family-wise alpha among them; every
+// difference gets its interval, at the level Holm tested it at, else at
+// 1-alpha. Every verdict of bookload goes through here.
+func decide(ds []*Difference, alpha float64) {
+	var judged []*Difference
+	var ps []float64
+	var claims []string
+	for _, d := range ds {
+		if d.Verdict != nil {
+			claim, p := closestClaim(paired(*d), d.Verdict.MarginMS)
+			judged, ps, claims = append(judged, d), append(ps, p), append(claims, claim)
 		}
 	}
-	for i := range t.Rows {
-		r := &t.Rows[i]
-		for m, d := range r.Difference {
-			alpha, ok := level[at{i, m}]
-			if !ok {
-				alpha = t.Alpha
-			}
-			d.Confidence = 1 - alpha
-			if lo, hi, ok := paired(d).Interval(d.Confidence); ok {
-				d.CIMS = &[2]float64{lo, hi}
-			}
-			d.Line = t.line(*r, m, d)
-			r.Difference[m] = d
+	reject, lv := stats.Holm(ps, alpha)
+	for i, d := range judged {
+		v := d.Verdict
+		v.Result, v.PValue, v.Alpha, v.Family = Inconclusive, ps[i], lv[i], len(judged)
+		if reject[i] {
+			v.Result = claims[i]
+		} else {
+			p := paired(*d)
+			v.RepetitionsNeeded = p.PairsFor(gapToDecide(p.Mean, v.MarginMS), lv[i], maxRepetitions)
+		}
+	}
+	for _, d := range ds {
+		level := alpha
+		if d.Verdict != nil {
+			level = d.Verdict.Alpha
+		}
+		d.Confidence = 1 - level
+		if lo, hi, ok := paired(*d).Interval(d.Confidence); ok {
+			d.CIMS = &[2]float64{lo, hi}
 		}
 	}
 }

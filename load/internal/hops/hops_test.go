@@ -108,3 +108,50 @@ func TestNamesAreBounded(t *testing.T) {
 		t.Errorf("%d histograms, %d dropped", len(r.Metrics)+len(r.Residuals), r.Dropped)
 	}
 }
+
+// The stack follows the critical path and its parts add up to the latency
+// the client measured; the call beside it is a parallel branch starting
+// where its sibling starts.
+func TestStackAlongTheCriticalPath(t *testing.T) {
+	r := NewResult()
+	tree := []Metric{{"app", ms(10)}, {"details", ms(2)}, {"details.app", ms(1.5)}, {"reviews", ms(8)},
+		{"reviews.app", ms(7)}, {"reviews.ratings", ms(4)}, {"reviews.ratings.app", ms(1)}}
+	r.Add(tree, ms(11), ms(11))
+	s := r.ByLatency.SplitAt(50)
+	path := CriticalPath(s)
+	if !reflect.DeepEqual(path, []string{"reviews", "reviews.ratings"}) {
+		t.Fatalf("critical path %v", path)
+	}
+	segs := Stack(s, "productpage", path)
+	want := []struct {
+		key, label string
+		ms, start  float64
+		parallel   bool
+	}{
+		{"hop:client", "client → productpage", 1, 0, false},
+		{"server:app", "productpage", 2, 1, false},
+		{"hop:reviews", "productpage → reviews", 1, 3, false},
+		{"server:reviews", "reviews", 3, 4, false},
+		{"hop:reviews.ratings", "reviews → ratings", 3, 7, false},
+		{"server:reviews.ratings", "ratings", 1, 10, false},
+		{"hop:details", "productpage → details", 0.5, 3, true},
+		{"server:details", "details", 1.5, 3.5, true},
+	}
+	if len(segs) != len(want) {
+		t.Fatalf("segments %+v", segs)
+	}
+	for i, w := range want {
+		g := segs[i]
+		if g.Key != w.key || g.Label != w.label || math.Abs(g.MS-w.ms) > 0.002 || math.Abs(g.StartMS-w.start) > 0.005 || g.Parallel != w.parallel {
+			t.Errorf("segment %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if total := StackTotal(segs); math.Abs(total-11) > 0.005 {
+		t.Errorf("stack adds up to %.3f ms, the client measured 11", total)
+	}
+	// A path that names a call this split lacks stops the stack at the
+	// root: its calls are then parallel branches beside its whole time.
+	if segs := Stack(s, "productpage", []string{"nowhere"}); len(segs) != 6 || math.Abs(segs[1].MS-10) > 0.002 || !segs[2].Parallel {
+		t.Errorf("stack without a call on the path: %+v", segs)
+	}
+}

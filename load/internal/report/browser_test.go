@@ -166,8 +166,8 @@ func TestReportInChromium(t *testing.T) {
 	if !strings.HasPrefix(title, "bookload report: demo-details") {
 		t.Errorf("title %q", title)
 	}
-	if len(charts) != 9 {
-		t.Fatalf("%d charts on the page, want 9", len(charts))
+	if len(charts) != 12 { // 9, and a waterfall per productpage profile
+		t.Fatalf("%d charts on the page, want 12", len(charts))
 	}
 
 	img, err := png.Decode(bytes.NewReader(shot))

@@ -71,6 +71,10 @@ type ProfileSection struct {
 	Profile     scenario.Profile
 	Percentiles *Chart
 	Summary     *Chart
+	// Waterfall: where the time went, hop by hop; nil when the answers
+	// carried no Server-Timing. WaterfallTable holds its numbers.
+	Waterfall      *Chart
+	WaterfallTable *htmlWaterfall
 }
 
 // EngineNote says how an engine's numbers were measured.
@@ -132,11 +136,17 @@ func Build(runs []*results.Loaded, opts Options) (*Report, error) {
 		prof := t.Reps(rows[k][0])[0].Profile
 		stem := fileStem(k.sc) + "_" + fileStem(k.prof)
 		desc := k.sc + " " + k.prof
-		sec.Profiles = append(sec.Profiles, ProfileSection{
+		ps := ProfileSection{
 			Profile:     prof,
 			Percentiles: percentileChart(stem+"_percentiles.png", desc+": latency by percentile", ss),
 			Summary:     summaryChart(stem+"_summary.png", desc+": p50, p90, p99", ss, rows[k][0].CIConfidence),
-		})
+		}
+		if w := waterfallOf(t, k.sc, k.prof); w != nil {
+			ps.Waterfall = waterfallChart(stem+"_waterfall.png", desc+": where the time goes", *w)
+			wt := waterfallTable(*w)
+			ps.WaterfallTable = &wt
+		}
+		sec.Profiles = append(sec.Profiles, ps)
 	}
 	for i := range r.Scenarios {
 		r.Scenarios[i].Ladder = ladder(&r.Scenarios[i], rows2(t, r.Scenarios[i].Name))
@@ -265,6 +275,9 @@ func (r *Report) Charts() []*Chart {
 	for _, s := range r.Scenarios {
 		for _, p := range s.Profiles {
 			out = append(out, p.Percentiles, p.Summary)
+			if p.Waterfall != nil {
+				out = append(out, p.Waterfall)
+			}
 		}
 		if s.Ladder != nil {
 			out = append(out, s.Ladder)
@@ -327,10 +340,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		return err
 	}
 	return page.Execute(w, map[string]any{
-		"R":        r,
-		"SVG":      svgs,
-		"Tables":   tables(r.Table),
-		"Diffs":    differences(r.Table),
-		"Markdown": md.String(),
+		"R":                r,
+		"SVG":              svgs,
+		"Tables":           tables(r.Table),
+		"Diffs":            differences(r.Table),
+		"Markdown":         md.String(),
+		"WaterfallCaption": compare.WaterfallCaption,
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -46,6 +47,7 @@ func fakeRun(t *testing.T, out string, s *scenario.Scenario, engineName string, 
 			for _, tg := range targets {
 				base := bases[tg.Name] * (1 + 0.3*float64(pi))
 				d := latency.Distributions{Plain: latency.NewHistogram(), Corrected: latency.NewHistogram()}
+				h := hops.NewResult()
 				n := int(p.QPS * p.Duration.Std().Seconds())
 				for i := 0; i < n; i++ {
 					v := base * (0.7 + 0.6*rng.Float64())
@@ -58,9 +60,15 @@ func fakeRun(t *testing.T, out string, s *scenario.Scenario, engineName string, 
 					_ = d.Corrected.RecordValue(latency.Micros(c))
 					d.PlainSum += us
 					d.CorrectedSum += c
+					if s.Service == "productpage" { // answers with the whole call tree
+						part := func(f float64) time.Duration { return time.Duration(f * float64(us)) }
+						h.Add([]hops.Metric{{Name: "app", Dur: part(0.8)}, {Name: "details", Dur: part(0.2)}, {Name: "details.app", Dur: part(0.15)},
+							{Name: "reviews", Dur: part(0.6)}, {Name: "reviews.app", Dur: part(0.5)},
+							{Name: "reviews.ratings", Dur: part(0.2)}, {Name: "reviews.ratings.app", Dur: part(0.1)}}, us, c)
+					}
 				}
 				res := &engine.Result{Engine: engineName, Start: now, Duration: p.Duration.Std(), RequestedQPS: p.QPS,
-					ActualQPS: p.QPS * (0.99 + 0.01*rng.Float64()), Requests: int64(n), Codes: map[string]int64{"200": int64(n)}, Latency: d}
+					ActualQPS: p.QPS * (0.99 + 0.01*rng.Float64()), Requests: int64(n), Codes: map[string]int64{"200": int64(n)}, Latency: d, Hops: h}
 				if engineName == "k6" {
 					res.Metadata = map[string]any{"k6_version": "v1.8.1", "corrected_latency": "plain + scheduling delay (test)", "dropped_iterations": 0}
 				}
@@ -133,9 +141,10 @@ func TestReportContent(t *testing.T) {
 	for _, m := range regexp.MustCompile(`<svg role="img"[^>]*data-kind="([a-z]+)"`).FindAllStringSubmatch(page, -1) {
 		kinds[m[1]]++
 	}
-	// details: 1 profile; ladder: 3 profiles + 1 ladder chart.
-	if kinds["percentiles"] != 4 || kinds["summary"] != 4 || kinds["ladder"] != 1 {
-		t.Errorf("charts %v, want 4 percentiles, 4 summary, 1 ladder", kinds)
+	// details: 1 profile; ladder: 3 profiles + 1 ladder chart, and the
+	// productpage answers carry Server-Timing: a waterfall per profile.
+	if kinds["percentiles"] != 4 || kinds["summary"] != 4 || kinds["ladder"] != 1 || kinds["waterfall"] != 3 {
+		t.Errorf("charts %v, want 4 percentiles, 4 summary, 1 ladder, 3 waterfall", kinds)
 	}
 	for _, want := range []string{
 		"legacy@fortio", "tuned@k6", // the same targets on two engines, side by side
@@ -146,6 +155,9 @@ func TestReportContent(t *testing.T) {
 		"k6 v1.8.1", "scheduling delay (test)", // engine versions and notes
 		"GOMAXPROCS", "2026-11-22T10:00:0", // machine, dates
 		"gonum.org/v1/plot",
+		// the waterfall: its split said plainly, its parts, its differences
+		"bookinfo-ladder 100rps-10c: where the time goes", "not sums of percentiles",
+		"client → productpage", "reviews → ratings", "∥ productpage → details", "<th>total</th>",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
@@ -171,8 +183,8 @@ func TestPNGs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 9 {
-		t.Fatalf("%d PNGs, want 9: %v", len(paths), paths)
+	if len(paths) != 12 {
+		t.Fatalf("%d PNGs, want 12: %v", len(paths), paths)
 	}
 	for _, p := range paths {
 		f, err := os.Open(p)
