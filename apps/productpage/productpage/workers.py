@@ -33,6 +33,8 @@ implemented" and "Hostile input"):
   called from `handle_request`): Host (missing in HTTP/1.1, or not
   `host[:port]`) and a Transfer-Encoding other than exactly `chunked` are
   answered by gunicorn's own 400 (its `handle_error`), connection closed.
+- "close" in any Connection field (`asks_to_close`, from `handle_request`)
+  closes the connection after the answer (gunicorn's `Request.force_close`).
 - A request that carries a body (only POST /login reads one) is answered
   with `Connection: close` (gunicorn's `Request.force_close`), then the
   connection lingers for the client's last bytes (gunicorn's
@@ -131,6 +133,19 @@ def check_head(req):
             raise InvalidHeader("HOST", req=req)  # RFC 9112 3.2: MUST be 400
     elif not _HOST.fullmatch(host):
         raise InvalidHeader("HOST", req=req)
+
+
+def asks_to_close(req) -> bool:
+    """RFC 9112 9.6: "close" among the options of any Connection field.
+    gunicorn's should_close looks at the first field only, and only for a
+    whole value of "close": "keep-alive, close", or a second field saying
+    close, kept the connection and served a request pipelined behind."""
+    for name, value in req.headers:
+        if name == "CONNECTION" and any(
+            o.strip(" \t").lower() == "close" for o in value.split(",")
+        ):
+            return True
+    return False
 
 
 def has_body(req) -> bool:
@@ -360,7 +375,7 @@ class ProductpageWorker(GeventWorker):
         check_head(req)
         body = has_body(req)
         linger = body or conn.pipelined >= MAX_PIPELINED - 1
-        if linger:
+        if linger or asks_to_close(req):
             req.force_close()
         conn.request = req
         conn.requests += 1
