@@ -55,11 +55,14 @@ var (
 	// its floods and desync attempts must not leave a mark on the stacks the
 	// contract tests read, and its slow-head checks want a short deadline
 	// and a connection limit they can exceed.
-	stackHostile  = &stack{name: "hostile", args: hostileArgs()}
+	stackHostile = &stack{name: "hostile", args: hostileArgs()}
+	// Many clients at once against the default connection limits: a stack
+	// of its own, so that its memory readings start from a quiet service.
+	stackCrowd    = &stack{name: "crowd", args: []string{"--reviews", "v2"}}
 	stackNoTiming = &stack{name: "server timing off", args: []string{
 		"--set", "productpage.SERVER_TIMING=false", "--set", "details.SERVER_TIMING=false",
 		"--set", "reviews.SERVER_TIMING=false", "--set", "ratings.SERVER_TIMING=false"}}
-	allStacks = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile, stackNoTiming}
+	allStacks = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile, stackNoTiming, stackCrowd}
 )
 
 func TestMain(m *testing.M) {
