@@ -55,7 +55,10 @@ var (
 	// its floods and desync attempts must not leave a mark on the stacks the
 	// contract tests read, and its slow-head checks want a short deadline
 	// and a connection limit they can exceed.
-	stackHostile  = &stack{name: "hostile", args: hostileArgs()}
+	stackHostile = &stack{name: "hostile", args: hostileArgs()}
+	// Many clients at once against the default connection limits: a stack
+	// of its own, so that its memory readings start from a quiet service.
+	stackCrowd    = &stack{name: "crowd", args: []string{"--reviews", "v2"}}
 	stackNoTiming = &stack{name: "server timing off", args: []string{
 		"--set", "productpage.SERVER_TIMING=false", "--set", "details.SERVER_TIMING=false",
 		"--set", "reviews.SERVER_TIMING=false", "--set", "ratings.SERVER_TIMING=false"}}
@@ -63,7 +66,7 @@ var (
 	// in the test process that can answer late (waterfall_test.go), on a
 	// port held from the start (waterfallProxy) so that nothing else takes it.
 	stackWaterfall = &stack{name: "waterfall, ratings behind a proxy"}
-	allStacks      = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile, stackNoTiming, stackWaterfall}
+	allStacks      = []*stack{stackV2, stackV1, stackV3, stackDrain, stackDegrade, stackLegacy, stackLogin, stackClose, stackHostile, stackNoTiming, stackWaterfall, stackCrowd}
 	waterfallProxy net.Listener
 )
 

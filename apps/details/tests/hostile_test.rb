@@ -122,6 +122,16 @@ class HostileTest < DetailsTest
     refute_smuggled
   end
 
+  def test_close_in_any_connection_field_closes_after_the_answer
+    [["Connection: keep-alive, close"], ["Connection: keep-alive", "Connection: close"]].each do |fields|
+      raw = head(["GET /health HTTP/1.1", "Host: x", *fields]) + head(["GET /health HTTP/1.1", "Host: x"])
+      statuses, closed, _, data = exchange(raw)
+      assert_equal [200], statuses, fields.inspect
+      assert closed, "#{fields.inspect}: connection left open"
+      assert_includes data, "Connection: close", fields.inspect
+    end
+  end
+
   def test_malformed_chunked_bodies_are_400_and_closed
     {
       "size 5zz" => "5zz\r\nhello\r\n0\r\n\r\n",

@@ -33,6 +33,8 @@ implemented" and "Hostile input"):
   called from `handle_request`): Host (missing in HTTP/1.1, or not
   `host[:port]`) and a Transfer-Encoding other than exactly `chunked` are
   answered by gunicorn's own 400 (its `handle_error`), connection closed.
+- "close" in any Connection field (`asks_to_close`, from `handle_request`)
+  closes the connection after the answer (gunicorn's `Request.force_close`).
 - A request that carries a body (only POST /login reads one) is answered
   with `Connection: close` (gunicorn's `Request.force_close`), then the
   connection lingers for the client's last bytes (gunicorn's
@@ -49,9 +51,11 @@ implemented" and "Hostile input"):
 """
 
 import contextlib
+import ctypes
 import re
 import signal
 import socket
+import struct
 import time
 from functools import partial
 
@@ -72,8 +76,11 @@ from gunicorn.workers.ggevent import GeventWorker
 FIRST_REQUEST_GRACE_SECONDS = 1.0
 # How often a stopping worker looks for connections to end.
 DRAIN_POLL_SECONDS = 0.05
-# At most this long to close a listening socket (see close_listener).
-CLOSE_LISTENER_SECONDS = 1.0
+# SO_ATTACH_FILTER (Linux; Python's socket module does not name it) and a
+# classic BPF program of one instruction, BPF_RET|BPF_K 0: keep no byte of
+# the packet, i.e. drop it (refuse_new_connections).
+_SO_ATTACH_FILTER = getattr(socket, "SO_ATTACH_FILTER", 26)
+_BPF_RETURN_ZERO = struct.pack("HBBI", 0x06, 0, 0, 0)
 # How often a stopping worker looks whether the master has closed its
 # listening sockets (they share them) before closing its own copy.
 MASTER_POLL_SECONDS = 0.002
@@ -105,6 +112,23 @@ class HeadTimeout(Exception):
         return "request head not complete in time"
 
 
+def refuse_new_connections(listener, log):
+    """Attach a one-instruction classic BPF program, "keep 0 bytes", to a
+    listening socket (setsockopt SO_ATTACH_FILTER, Linux): the kernel then
+    drops every packet for it, so no handshake completes on it any more
+    and nothing new joins its accept queue. What was queued stays to be
+    accepted. A dropped SYN is sent again by the client after about 1 s,
+    by when the socket is closed: the client sees a refusal, never a reset.
+    The socket is shared by the master and every worker: only for a
+    stopping server."""
+    program = ctypes.create_string_buffer(_BPF_RETURN_ZERO)
+    fprog = struct.pack("HL", 1, ctypes.addressof(program))
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, fprog)
+    except OSError as err:
+        log.warning("Could not stop new connections before closing the listening socket: %s", err)
+
+
 def set_nodelay(sock, on: bool):
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if on else 0)
 
@@ -131,6 +155,19 @@ def check_head(req):
             raise InvalidHeader("HOST", req=req)  # RFC 9112 3.2: MUST be 400
     elif not _HOST.fullmatch(host):
         raise InvalidHeader("HOST", req=req)
+
+
+def asks_to_close(req) -> bool:
+    """RFC 9112 9.6: "close" among the options of any Connection field.
+    gunicorn's should_close looks at the first field only, and only for a
+    whole value of "close": "keep-alive, close", or a second field saying
+    close, kept the connection and served a request pipelined behind."""
+    for name, value in req.headers:
+        if name == "CONNECTION" and any(
+            o.strip(" \t").lower() == "close" for o in value.split(",")
+        ):
+            return True
+    return False
 
 
 def has_body(req) -> bool:
@@ -290,24 +327,32 @@ class ProductpageWorker(GeventWorker):
         queued on a socket when it closes, so they are accepted first; and
         gunicorn's handler asks the listening socket for its name when it
         starts, so every accepted connection's greenlet must have started
-        before the socket closes (else: EBADF, and the request is reset)."""
+        before the socket closes (else: EBADF, and the request is reset).
+        Clients that reconnect at once (every answer here says close) kept
+        the queue from ever being empty, and a master slow to close its copy
+        on a busy machine made the worker give up at a fixed 1 s: both reset
+        connections. Now, once the master has closed its copy (the whole
+        server is stopping), the socket refuses new handshakes
+        (refuse_new_connections); the queue can then only shrink, and the
+        socket closes when it is empty."""
         server.stop_accepting()
         listener.settimeout(0.0)
-        deadline = time.monotonic() + CLOSE_LISTENER_SECONDS
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        refusing = False
         while time.monotonic() < deadline:
-            # Looked at before the queue is taken: once the master's copy is
-            # closed, nothing can queue on a copy no worker takes from.
-            master_closed = self.master_listeners_closed()
+            if not refusing and self.master_listeners_closed():
+                refuse_new_connections(listener, self.log)
+                refusing = True
             took = self.take_backlog(listener, server)
             starting = any(glet not in self.connections for glet in server.pool)
-            if not took and not starting:
-                if master_closed:
-                    break
-                # A stop sent to the whole process group: the master closes
-                # its copy a moment later; until then take what queues.
-                gevent.sleep(MASTER_POLL_SECONDS)
+            if took or starting:
+                gevent.sleep(0)  # the new greenlets start
                 continue
-            gevent.sleep(0)  # the new greenlets start
+            if refusing:
+                break
+            # A stop sent to the whole process group: the master closes its
+            # copy a moment later; until then take what queues.
+            gevent.sleep(MASTER_POLL_SECONDS)
         else:
             self.log.warning("Closing the listening socket with connections still starting")
         server.close()  # nothing yielded since the last accept found the queue empty
@@ -360,7 +405,7 @@ class ProductpageWorker(GeventWorker):
         check_head(req)
         body = has_body(req)
         linger = body or conn.pipelined >= MAX_PIPELINED - 1
-        if linger:
+        if linger or asks_to_close(req):
             req.force_close()
         conn.request = req
         conn.requests += 1

@@ -251,6 +251,22 @@ def test_content_length_zero_keeps_the_connection(service):
     assert not got.closed
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [b"Connection: keep-alive, close\r\n", b"Connection: keep-alive\r\nConnection: close\r\n"],
+    ids=["one field", "two fields"],
+)
+def test_close_in_any_connection_field_closes_after_the_answer(service, fields):
+    data = (
+        b"GET /health HTTP/1.1\r\nHost: x\r\n"
+        + fields
+        + b"\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    got = talk(service.port, data)
+    assert got.statuses == [200], got.data
+    assert b"Connection: close\r\n" in got.data and got.closed and got.seconds < 2
+
+
 def test_pipelining_is_capped_per_connection(service):
     """A client that sends requests without reading the answers gets the
     first MAX_PIPELINED, the last with Connection: close, then a close."""

@@ -2,7 +2,8 @@
 
 // The node:http server under Express, where the HTTP knobs take effect, and
 // the checks Node's parser leaves to the application (README, "Hostile
-// input"): Host, Transfer-Encoding, HTTP/0.9, pipelining without bound.
+// input"): Host, Transfer-Encoding, HTTP/0.9, pipelining without bound,
+// one answer per request, CONNECT, and the connection limit.
 
 const http = require('node:http');
 
@@ -33,6 +34,25 @@ const CLIENT_ERROR_ANSWERS = {
   ERR_HTTP_REQUEST_TIMEOUT: framedError(408),
 };
 const BAD_REQUEST = framedError(400);
+// CONNECT is no route here: the 404 the other services answer. (Node hands
+// CONNECT to a 'connect' listener, and without one closes the connection
+// with no answer.)
+const CONNECT_ANSWER = (() => {
+  const body = JSON.stringify({ error: 'not found' });
+  return (
+    'HTTP/1.1 404 Not Found\r\n' +
+    'Content-Type: application/json\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+})();
+
+// Connections waiting for a slot beyond HTTP_MAX_CONNECTIONS, paused (not
+// read) until one frees: the listen backlog's job in the other services,
+// whose servers stop accepting; Node always accepts. Bounded like a backlog
+// (Node's default of 511); beyond it a new connection is closed at once.
+const MAX_WAITING_CONNECTIONS = 511;
 
 // Unanswered requests one connection may have in the service at once. A
 // client that sends more without reading the answers gets 503 + close for
@@ -70,6 +90,7 @@ function newConnectionState() {
     closing: false, // no further request on this connection is processed
     cutOnData: false, // closing after an error or refusal: more bytes from the client end the connection
     requests: 0, // requests dispatched by Node's parser
+    ignored: 0, // requests dispatched after the close was decided
     last: null, // the last of them
     firstLine: '', // start of the next request head while it is being looked at; null when not
     pendingAnswer: null, // a clientError answer waiting for the app's answers before it
@@ -230,6 +251,72 @@ function badTransferEncoding(req) {
   return te !== undefined && te.trim().toLowerCase() !== 'chunked';
 }
 
+// One answer per request: a route that answers before the request's body
+// has arrived whole (GET, HEAD, 404, 405 do not read it) says
+// "Connection: close", and the connection ends after that answer. What is
+// left of the body is never parsed into an answer: a malformed chunk, or
+// a body that never ends, meets a connection already closing, and the
+// clientError handler then sends nothing (it used to add a 400, or a 408
+// at the deadline, behind the 200). Node has no "before the head goes out"
+// event; wrapping this one response's writeHead is how the expressjs
+// on-headers module does it (Server-Timing does the same).
+function closeIfBodyUnread(req, res, state) {
+  const cl = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] === undefined && (cl === undefined || Number(cl) === 0)) return;
+  const writeHead = res.writeHead;
+  res.writeHead = function writeHeadOnce(...args) {
+    if (!this.headersSent && !req.complete) {
+      state.closing = true;
+      this.setHeader('Connection', 'close');
+    }
+    return writeHead.apply(this, args);
+  };
+}
+
+// Node hands a CONNECT request to this listener with the raw socket.
+function onConnect(req, socket) {
+  const state = stateOf(socket);
+  state.closing = true;
+  state.cutOnData = true;
+  if (socket.writable) endWith(socket, state, CONNECT_ANSWER);
+  else socket.destroy();
+}
+
+// Holds at most `max` connections at once; the next ones wait, paused, in
+// arrival order, and each starts being read when a held one closes (so its
+// head deadline, counted by Node from the accept, includes the wait).
+function limitConnections(server, max) {
+  let held = 0;
+  const waiting = [];
+  function release() {
+    held -= 1;
+    while (waiting.length > 0 && held < max) {
+      const next = waiting.shift();
+      if (next.destroyed) continue;
+      held += 1;
+      next.once('close', release);
+      next.resume();
+    }
+  }
+  server.on('connection', (socket) => {
+    if (held < max) {
+      held += 1;
+      socket.once('close', release);
+      return;
+    }
+    if (waiting.length >= MAX_WAITING_CONNECTIONS) {
+      socket.destroy();
+      return;
+    }
+    socket.pause();
+    waiting.push(socket);
+    socket.once('close', () => {
+      const i = waiting.indexOf(socket);
+      if (i >= 0) waiting.splice(i, 1);
+    });
+  });
+}
+
 function answerAndClose(res, status) {
   const body = errorBody(status);
   res.writeHead(status, {
@@ -251,8 +338,17 @@ function createRequestListener(app, connection) {
     state.last = req;
     state.firstLine = null;
     // A close has been decided: the request is not run and gets no answer;
-    // the connection closes after the answers queued before it.
-    if (state.closing) return;
+    // the connection closes after the answers queued before it. After a
+    // refusal or an error answer, a client that goes on sending as many
+    // requests again in the same read does not read its answers either:
+    // the connection ends now, so that Node's request and response objects
+    // for the rest of that read (up to 64 KiB of requests, about 3 KB
+    // each) are garbage at once instead of held for the grace period.
+    if (state.closing) {
+      state.ignored += 1;
+      if (state.cutOnData && state.ignored >= MAX_UNANSWERED_PER_CONNECTION) socket.destroy();
+      return;
+    }
     if (state.unanswered >= MAX_UNANSWERED_PER_CONNECTION) {
       state.closing = true;
       state.cutOnData = true;
@@ -270,6 +366,7 @@ function createRequestListener(app, connection) {
     if (connection.close || lastOnConnection(req)) state.closing = true;
     state.unanswered += 1;
     res.once('close', () => answered(socket, state));
+    closeIfBodyUnread(req, res, state);
     app(req, res);
   };
 }
@@ -297,14 +394,16 @@ function createHttpServer(app, config, connection = { close: !config.keepAlive }
     },
     createRequestListener(app, connection),
   );
-  // Beyond this, Node closes new connections as soon as it accepts them.
-  server.maxConnections = config.maxConnections;
+  // Not server.maxConnections: beyond it Node closes each new connection
+  // with no answer, where the other services leave it in the backlog.
   // Idle time between requests on a kept-alive socket, advertised as
   // "Keep-Alive: timeout=N".
   server.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
   server.on('connection', onConnection);
+  limitConnections(server, config.maxConnections);
   server.on('clientError', onClientError);
+  server.on('connect', onConnect);
   return server;
 }
 
-module.exports = { createHttpServer, MAX_UNANSWERED_PER_CONNECTION, CLOSE_GRACE_MS, HTTP09_ANSWER_MS };
+module.exports = { createHttpServer, MAX_UNANSWERED_PER_CONNECTION, MAX_WAITING_CONNECTIONS, CLOSE_GRACE_MS, HTTP09_ANSWER_MS };

@@ -68,6 +68,7 @@ module Details
       return if http_version.major < 1 # HTTP/0.9: no header fields at all
 
       check_host(header["host"])
+      close_if_asked
       lengths = header["content-length"]
       codings = header["transfer-encoding"]
       unless codings.empty?
@@ -88,6 +89,16 @@ module Details
       bad("more than one Host") if hosts.size > 1
       bad("HTTP/1.1 request without Host") if hosts.empty? && http_version >= "1.1"
       bad("invalid Host") if hosts.size == 1 && !HOST.match?(hosts[0])
+    end
+
+    # RFC 9112 9.6: "close" among the options of any Connection field ends
+    # the connection after this answer. WEBrick only looks for the whole
+    # value "close" (or "keep-alive"), in the fields joined by ", ", so
+    # "keep-alive, close", or two Connection fields, kept the connection
+    # and served a request pipelined behind.
+    def close_if_asked
+      options = header["connection"].flat_map { |value| value.split(",") }
+      @keep_alive = false if options.any? { |option| option.strip.casecmp?("close") }
     end
 
     def body_kind
