@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
-	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -94,64 +92,4 @@ func TestSIGTERMDrainsUnderLoad(t *testing.T) {
 			}
 		})
 	}
-}
-
-// drainRunsSaturated is how many fresh productpages TestDrainUnderSaturatedCPU
-// stops, one after another.
-const drainRunsSaturated = 20
-
-// TestDrainUnderSaturatedCPU: the drain above, on a productpage started
-// just before (its workers fresh), with every CPU kept busy by spinning
-// goroutines from just before the SIGTERM until the process is gone. Go's
-// transport opens a new connection after each "Connection: close" answer,
-// so connections keep arriving right before and after the signal: not one
-// of them may be reset, in any run. productpage runs alone (/health calls
-// no backend).
-func TestDrainUnderSaturatedCPU(t *testing.T) {
-	var lost []string
-	for run := 1; run <= drainRunsSaturated; run++ {
-		s := &stack{name: fmt.Sprintf("drain, saturated CPU, run %d", run),
-			args: []string{"--without", "details", "--without", "reviews", "--without", "ratings"},
-			base: freeBase(stackCrowd.base + 4)}
-		s.once.Do(s.up)
-		if s.err != nil {
-			t.Fatalf("run %d: %v", run, s.err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan *loadResult)
-		go func() { done <- steadyLoad(ctx, s.url("productpage", "/health"), 200, 10) }()
-		time.Sleep(time.Second)
-		stopSpin := spin(2 * runtime.NumCPU())
-		took := s.stop(t, "productpage", 15*time.Second)
-		stopSpin()
-		time.Sleep(300 * time.Millisecond)
-		cancel()
-		res := <-done
-		exec.Command(bookload, "local", "down", "--port-base", fmt.Sprint(s.base)).Run()
-		t.Logf("run %d: exited %v after SIGTERM; %d ok, %d refused after close, failures %v", run, took.Round(time.Millisecond), res.ok, res.refused, res.bad)
-		if len(res.bad) > 0 {
-			lost = append(lost, fmt.Sprintf("run %d: %v", run, res.bad))
-		}
-	}
-	if len(lost) > 0 {
-		t.Errorf("requests cut off (not refused) in %d of %d drains under a saturated CPU: %v", len(lost), drainRunsSaturated, lost)
-	}
-}
-
-// spin keeps n goroutines busy until the returned function is called.
-func spin(n int) func() {
-	stop := make(chan struct{})
-	for i := 0; i < n; i++ {
-		go func() {
-			for x := 0; ; x++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_ = x * x
-			}
-		}()
-	}
-	return func() { close(stop) }
 }

@@ -51,11 +51,9 @@ implemented" and "Hostile input"):
 """
 
 import contextlib
-import ctypes
 import re
 import signal
 import socket
-import struct
 import time
 from functools import partial
 
@@ -76,11 +74,8 @@ from gunicorn.workers.ggevent import GeventWorker
 FIRST_REQUEST_GRACE_SECONDS = 1.0
 # How often a stopping worker looks for connections to end.
 DRAIN_POLL_SECONDS = 0.05
-# SO_ATTACH_FILTER (Linux; Python's socket module does not name it) and a
-# classic BPF program of one instruction, BPF_RET|BPF_K 0: keep no byte of
-# the packet, i.e. drop it (refuse_new_connections).
-_SO_ATTACH_FILTER = getattr(socket, "SO_ATTACH_FILTER", 26)
-_BPF_RETURN_ZERO = struct.pack("HBBI", 0x06, 0, 0, 0)
+# At most this long to close a listening socket (see close_listener).
+CLOSE_LISTENER_SECONDS = 1.0
 # How often a stopping worker looks whether the master has closed its
 # listening sockets (they share them) before closing its own copy.
 MASTER_POLL_SECONDS = 0.002
@@ -110,23 +105,6 @@ class HeadTimeout(Exception):
 
     def __str__(self):
         return "request head not complete in time"
-
-
-def refuse_new_connections(listener, log):
-    """Attach a one-instruction classic BPF program, "keep 0 bytes", to a
-    listening socket (setsockopt SO_ATTACH_FILTER, Linux): the kernel then
-    drops every packet for it, so no handshake completes on it any more
-    and nothing new joins its accept queue. What was queued stays to be
-    accepted. A dropped SYN is sent again by the client after about 1 s,
-    by when the socket is closed: the client sees a refusal, never a reset.
-    The socket is shared by the master and every worker: only for a
-    stopping server."""
-    program = ctypes.create_string_buffer(_BPF_RETURN_ZERO)
-    fprog = struct.pack("HL", 1, ctypes.addressof(program))
-    try:
-        listener.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, fprog)
-    except OSError as err:
-        log.warning("Could not stop new connections before closing the listening socket: %s", err)
 
 
 def set_nodelay(sock, on: bool):
@@ -327,32 +305,24 @@ class ProductpageWorker(GeventWorker):
         queued on a socket when it closes, so they are accepted first; and
         gunicorn's handler asks the listening socket for its name when it
         starts, so every accepted connection's greenlet must have started
-        before the socket closes (else: EBADF, and the request is reset).
-        Clients that reconnect at once (every answer here says close) kept
-        the queue from ever being empty, and a master slow to close its copy
-        on a busy machine made the worker give up at a fixed 1 s: both reset
-        connections. Now, once the master has closed its copy (the whole
-        server is stopping), the socket refuses new handshakes
-        (refuse_new_connections); the queue can then only shrink, and the
-        socket closes when it is empty."""
+        before the socket closes (else: EBADF, and the request is reset)."""
         server.stop_accepting()
         listener.settimeout(0.0)
-        deadline = time.monotonic() + self.cfg.graceful_timeout
-        refusing = False
+        deadline = time.monotonic() + CLOSE_LISTENER_SECONDS
         while time.monotonic() < deadline:
-            if not refusing and self.master_listeners_closed():
-                refuse_new_connections(listener, self.log)
-                refusing = True
+            # Looked at before the queue is taken: once the master's copy is
+            # closed, nothing can queue on a copy no worker takes from.
+            master_closed = self.master_listeners_closed()
             took = self.take_backlog(listener, server)
             starting = any(glet not in self.connections for glet in server.pool)
-            if took or starting:
-                gevent.sleep(0)  # the new greenlets start
+            if not took and not starting:
+                if master_closed:
+                    break
+                # A stop sent to the whole process group: the master closes
+                # its copy a moment later; until then take what queues.
+                gevent.sleep(MASTER_POLL_SECONDS)
                 continue
-            if refusing:
-                break
-            # A stop sent to the whole process group: the master closes its
-            # copy a moment later; until then take what queues.
-            gevent.sleep(MASTER_POLL_SECONDS)
+            gevent.sleep(0)  # the new greenlets start
         else:
             self.log.warning("Closing the listening socket with connections still starting")
         server.close()  # nothing yielded since the last accept found the queue empty
