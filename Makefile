@@ -27,7 +27,7 @@ build: ## build bin/bookload
 	@$(GO) build -o $(BOOKLOAD) ./load/cmd/bookload
 
 .PHONY: demo
-demo: setup ## tuned and legacy stacks side by side, short scenarios on details and the full page, the latency tables
+demo: setup-apps build ## tuned and legacy stacks side by side, short scenarios on details and the full page, the latency tables (installs only the four apps and bookload)
 	@$(BOOKLOAD) demo
 
 .PHONY: tools

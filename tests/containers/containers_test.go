@@ -260,6 +260,11 @@ func TestImagesRunAsKubernetesWould(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// The ambient guide runs curl in reviews too:
+	// kubectl exec deploy/reviews-v1 -- curl -s http://productpage:9080/productpage
+	if out, err := e.run("exec", pod+"-reviews", "curl", "-sS", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", "http://productpage:9080/productpage"); err != nil || out != "200" {
+		t.Errorf("curl in the reviews container: %q, %v (the Istio docs' ambient guide runs it there)", out, err)
+	}
 	for _, d := range deployments {
 		out, err := curl(fmt.Sprintf("http://%s:%d/metrics", d.app, ports[d.app]))
 		if err != nil || !strings.Contains(out, "http_requests_total") || !strings.Contains(out, "http_request_duration_seconds_bucket") {

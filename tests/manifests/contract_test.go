@@ -44,8 +44,8 @@ func TestContractServices(t *testing.T) {
 			if !ok {
 				t.Fatalf("no ServiceAccount bookinfo-%s", app)
 			}
-			if sa.Metadata.Labels["account"] != "bookinfo-"+app {
-				t.Errorf("ServiceAccount bookinfo-%s labels %v: want account=bookinfo-%s", app, sa.Metadata.Labels, app)
+			if sa.Metadata.Labels["account"] != app {
+				t.Errorf("ServiceAccount bookinfo-%s labels %v: want account=%s (upstream's label: kubectl apply -l account=%s)", app, sa.Metadata.Labels, app, app)
 			}
 		})
 	}

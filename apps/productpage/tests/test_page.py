@@ -32,6 +32,8 @@ def test_page_with_healthy_backends_v2(client):
     assert "Book Details" in html and "William Shakespeare" in html
     assert "Book Reviews" in html
     assert re.search(r"Reviews served by:.*reviews-v2-abc", html)
+    # Once per review, as upstream prints it.
+    assert html.count("Reviews served by:") == 2
     assert html.count(STAR) == 5 + 4
     assert html.count('<font color="black">') == 2
     assert "Error fetching" not in html
@@ -133,7 +135,7 @@ def test_star_count_is_clamped(client, backends):
 
 def test_clustername_shown_unless_null(client, backends):
     backends.reviews.answer("/reviews/0", body=reviews_body(clustername="east-1"))
-    assert re.search(r"Reviews served by:.*reviews-v2-abc.*east-1", page(client))
+    assert re.search(r"Reviews served by:.*reviews-v2-abc.* on cluster .*east-1", page(client))
     backends.reviews.answer("/reviews/0", body=reviews_body(clustername="null"))
     assert ">null<" not in page(client)
 

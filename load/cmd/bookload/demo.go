@@ -24,6 +24,8 @@ func demoCmd(args []string) int {
 	fs.IntVar(&cfg.TunedBase, "tuned-port-base", 9080, "port base of the tuned stack")
 	fs.IntVar(&cfg.LegacyBase, "legacy-port-base", 9180, "port base of the legacy stack")
 	scenarios := fs.String("scenarios", "demo-details,demo-page", "comma-separated scenario names to run")
+	fs.StringVar(&cfg.Warmup, "warmup", "demo-warmup", "`SCENARIO` run on each stack before measuring, not recorded (\"\" for none)")
+	fs.Var(&cfg.Margins, "margin", "`METRIC=DURATION` the verdicts judge the difference against, as in compare (repeatable; default p50=1ms and p99=1ms)")
 	fs.StringVar(&cfg.ScenarioDir, "scenario-dir", "scenarios", "`DIR` holding the scenario files")
 	fs.StringVar(&cfg.Out, "out", "results", "`DIR` under which run directories are made")
 	if err := fs.Parse(args); err != nil {
@@ -44,8 +46,9 @@ func demoCmd(args []string) int {
 	defer stop()
 	out, err := demo.Run(ctx, cfg)
 	if out != nil && len(out.Dirs) > 0 {
-		fmt.Fprintf(os.Stderr, "\nresults kept in: %s\nagain later: bookload compare %s --baseline legacy\n", strings.Join(out.Dirs, " "), strings.Join(out.Dirs, " "))
-		fmt.Fprintf(os.Stderr, "        or: bookload report %s --baseline legacy -o report.html --png charts/\n", strings.Join(out.Dirs, " "))
+		margins := strings.ReplaceAll(cfg.Margins.String(), ",", " --margin ")
+		fmt.Fprintf(os.Stderr, "\nresults kept in: %s\nagain later: bookload compare %s --baseline legacy --margin %s\n", strings.Join(out.Dirs, " "), strings.Join(out.Dirs, " "), margins)
+		fmt.Fprintf(os.Stderr, "        or: bookload report %s --baseline legacy --margin %s -o report.html --png charts/\n", strings.Join(out.Dirs, " "), margins)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bookload demo:", err)

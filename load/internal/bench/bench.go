@@ -38,6 +38,7 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/proc"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -140,7 +141,7 @@ type Outcome struct {
 	Before            *Summary                     // an earlier bench to set beside this one, if given
 	Ladder            []Probe
 	MaxRate           []Probe
-	Usage             map[string]map[string]Usage // stack profile -> service -> at the end
+	Usage             map[string]map[string]proc.Usage // stack profile -> service -> at the end
 	Dirs              []string
 	Report            string
 	ReportNote        string
@@ -171,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, err
 	}
-	o := &Outcome{Plan: plan, Started: time.Now(), Timing: tm, LoadStart: loadAvg(),
+	o := &Outcome{Plan: plan, Started: time.Now(), Timing: tm, LoadStart: proc.LoadAvg(),
 		Floor: map[bool]*Measure{}, FloorProcess: map[bool]*Measure{}, Alone: map[string]map[bool]*Measure{},
 		AloneBusy: map[string]*Measure{}, Framework: map[string]*Measure{}, Before: cfg.Before}
 	b := &bench{cfg: cfg, tm: tm, o: o}
@@ -204,15 +205,15 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err == nil {
 		b.speed("at the end")
 	}
-	o.Usage = map[string]map[string]Usage{}
+	o.Usage = map[string]map[string]proc.Usage{}
 	for prof, groups := range b.groups {
-		o.Usage[prof] = map[string]Usage{}
+		o.Usage[prof] = map[string]proc.Usage{}
 		for svc, pg := range groups {
-			o.Usage[prof][svc] = groupUsage(pg)
+			o.Usage[prof][svc] = proc.Group(pg)
 		}
 	}
 	o.Finished = time.Now()
-	o.LoadEnd = loadAvg()
+	o.LoadEnd = proc.LoadAvg()
 	return o, err
 }
 
@@ -394,12 +395,12 @@ func (b *bench) floorProcess(ctx context.Context) error {
 	for _, uniform := range []bool{false, true} {
 		s := b.scenario("bench-floor-process", "echo", "/echo", uniform, b.base())
 		s.Description = "fortio's echo server in a separate process (loopback) " + pattern(uniform)
-		cpu0 := groupUsage(cmd.Process.Pid).CPU
+		cpu0 := proc.Group(cmd.Process.Pid).CPU
 		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: url}})
 		if err != nil {
 			return err
 		}
-		m.Server = groupUsage(cmd.Process.Pid).CPU - cpu0
+		m.Server = proc.Group(cmd.Process.Pid).CPU - cpu0
 		b.o.FloorProcess[uniform] = m
 	}
 	return nil
@@ -598,15 +599,15 @@ func (b *bench) measure(ctx context.Context, s *scenario.Scenario, targets []loa
 		return nil, runner.ErrInterrupted
 	}
 	before := b.cpu()
-	self0 := selfCPU()
-	busy0, _ := machineCPU()
+	self0 := proc.SelfCPU()
+	busy0, _ := proc.MachineCPU()
 	res, err := runner.Run(ctx, runner.Config{
 		Scenario: s, Targets: targets, Out: b.cfg.Out, Progress: b.cfg.Progress,
 		Labels: map[string]string{"bench": "true"},
 	})
 	after := b.cpu()
-	busy1, _ := machineCPU()
-	m := &Measure{Name: s.Name, CPU: map[string]map[string]float64{}, Requests: map[string]int64{}, Self: selfCPU() - self0, Busy: busy1 - busy0}
+	busy1, _ := proc.MachineCPU()
+	m := &Measure{Name: s.Name, CPU: map[string]map[string]float64{}, Requests: map[string]int64{}, Self: proc.SelfCPU() - self0, Busy: busy1 - busy0}
 	if res != nil {
 		m.Dir = res.Dir
 		b.o.Dirs = append(b.o.Dirs, res.Dir)
@@ -653,7 +654,7 @@ func (b *bench) cpu() map[string]map[string]float64 {
 	for prof, svcs := range b.groups {
 		out[prof] = map[string]float64{}
 		for svc, pg := range svcs {
-			out[prof][svc] = groupUsage(pg).CPU
+			out[prof][svc] = proc.Group(pg).CPU
 		}
 	}
 	return out

@@ -2,65 +2,14 @@ package bench
 
 import (
 	"bytes"
-	"math"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 )
-
-// TestGroupUsage: a child in its own process group that burns CPU and holds
-// memory is seen with its CPU time and peak RSS.
-func TestGroupUsage(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	var u Usage
-	for time.Now().Before(deadline) {
-		u = groupUsage(cmd.Process.Pid)
-		if u.CPU >= 0.05 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if u.Procs < 1 || u.CPU < 0.05 || u.HWMkB <= 0 || u.RSSkB <= 0 {
-		t.Errorf("usage of a busy shell: %+v, want its CPU time and memory", u)
-	}
-	if got := groupUsage(1 << 30); got.Procs != 0 || got.CPU != 0 {
-		t.Errorf("a group that does not exist: %+v", got)
-	}
-}
-
-func TestSelfAndMachineCPU(t *testing.T) {
-	start := selfCPU()
-	busy0, total0 := machineCPU()
-	// Burn CPU until /proc shows it (it counts in 10 ms ticks), for at most
-	// 2 s of wall time: a busy loop of that long must show.
-	x := 0.0
-	deadline := time.Now().Add(2 * time.Second)
-	for selfCPU()-start < 0.05 && time.Now().Before(deadline) {
-		for i := 0; i < 1_000_000; i++ {
-			x += math.Sqrt(float64(i))
-		}
-	}
-	_ = x
-	if d := selfCPU() - start; d < 0.05 {
-		t.Errorf("self CPU grew by %v s in a 2 s busy loop", d)
-	}
-	busy1, total1 := machineCPU()
-	if busy1 < busy0 || total1 <= total0 || busy1 > total1 {
-		t.Errorf("machine CPU %v/%v then %v/%v", busy0, total0, busy1, total1)
-	}
-}
 
 func TestGridAndConnections(t *testing.T) {
 	for _, c := range []struct{ in, want float64 }{{740, 750}, {1010, 1000}, {1375, 1400}} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/proc"
 )
 
 // The soak: the tuned stack's full page at a fixed, uniform rate for a long
@@ -118,7 +119,7 @@ func (b *bench) soak(ctx context.Context) error {
 		sample := func() {
 			smp := SoakSample{At: time.Since(start), RSSkB: map[string]int64{}}
 			for svc, pg := range groups {
-				smp.RSSkB[svc] = groupUsage(pg).RSSkB
+				smp.RSSkB[svc] = proc.Group(pg).RSSkB
 			}
 			so.Samples = append(so.Samples, smp)
 		}

@@ -16,37 +16,82 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
 )
 
-func TestSentenceReportsVerdicts(t *testing.T) {
-	scs := []*scenario.Scenario{{Name: "demo-details", Service: "details"}, {Name: "demo-page", Service: "productpage"}}
-	tables := []*compare.Table{
-		{Rows: []compare.Row{
-			{Target: "legacy", Baseline: true, LatencyMS: map[string]float64{"p50": 0.9, "p99": 41.3}},
-			{Target: "tuned", LatencyMS: map[string]float64{"p50": 0.5, "p99": 1.2}, VsBaseline: map[string]compare.Delta{
-				"p50": {DeltaPct: -44.4, Significant: true, Detectable: true},
-				"p99": {DeltaPct: -97.1, Significant: true, Detectable: true},
-			}},
-		}},
-		{Rows: []compare.Row{
-			{Target: "legacy", Baseline: true, LatencyMS: map[string]float64{"p50": 5, "p99": 9}},
-			{Target: "tuned", LatencyMS: map[string]float64{"p50": 4.9, "p99": 9.1}, VsBaseline: map[string]compare.Delta{
-				"p50": {DeltaPct: -2, Significant: false, Detectable: true},
-				"p99": {DeltaPct: 1, Significant: false, Detectable: false},
-			}},
-		}},
+// demoTable is a legacy-vs-tuned table with the tuned row's differences.
+func demoTable(sc string, diffs map[string]compare.Difference) *compare.Table {
+	return &compare.Table{Baseline: "legacy", Rows: []compare.Row{
+		{Scenario: sc, Target: "legacy", Baseline: true},
+		{Scenario: sc, Target: "tuned", Difference: diffs},
+	}}
+}
+
+func verdict(result string, need int) *compare.Verdict {
+	return &compare.Verdict{MarginMS: 1, Result: result, RepetitionsNeeded: need}
+}
+
+// TestSummary: each verdict is said in words with its cause, noise as noise
+// with its spread, and a missed rate with what limited it.
+func TestSummary(t *testing.T) {
+	scs := []*scenario.Scenario{
+		{Name: "demo-details", Service: "details", Description: "details"},
+		{Name: "demo-page", Service: "productpage", Description: "page"},
 	}
-	got := Sentence(scs, tables)
+	tables := []*compare.Table{
+		demoTable("demo-details", map[string]compare.Difference{
+			"p50": {Pairs: 5, MeanMS: -0.46, SDMS: 0.3, Verdict: verdict(compare.Within, 0), Line: "tuned vs legacy, demo-details: p50 -0.460 ms [-0.820, -0.100], within 1 ms"},
+			"p99": {Pairs: 5, MeanMS: -38.2, SDMS: 2.5, Verdict: verdict(compare.Faster, 0), Line: "tuned vs legacy, demo-details: p99 -38.2 ms [-41.3, -35.0], faster by more than 1 ms"},
+			"avg": {Pairs: 5, MeanMS: -2.5}, // no margin: not a statement
+		}),
+		demoTable("demo-page", map[string]compare.Difference{
+			"p50": {Pairs: 5, MeanMS: -0.3, SDMS: 0.2, Verdict: verdict(compare.Within, 0), Line: "p50 line"},
+			"p99": {Pairs: 5, MeanMS: -2, SDMS: 6.5, Verdict: verdict(compare.Inconclusive, 40), Line: "p99 line (about 40 repetitions would decide it)"},
+		}),
+	}
+	limits := [][]string{nil, {"demo-page legacy reached 97.3 of 100 RPS: the CPUs were taken"}}
+	got := Summary(scs, tables, limits)
 	for _, want := range []string{
-		"details p50 from 0.90 ms to 0.50 ms -44%",
-		"p99 from 41.30 ms to 1.20 ms -97%",
-		"productpage p50 from 5.00 ms to 4.90 ms ~ (within noise)",
-		"p99 from 9.00 ms to 9.10 ms (too few repetitions to tell)",
+		"- tuned vs legacy, demo-details: p99 -38.2 ms [-41.3, -35.0], faster by more than 1 ms",
+		"Significant: tuned is faster at p99, by up to 38.2 ms. The cause is details' TCP_NODELAY",
+		"At p50 the two profiles are the same within 1 ms: details' TCP_NODELAY costs less than that here.",
+		"- p99 line (about 40 repetitions would decide it)",
+		"Noise at p99: this run cannot tell whether keep-alive in productpage matters there (the 5 repetition pairs differ from each other by 6.50 ms",
+		"Rate not held: demo-page legacy reached 97.3 of 100 RPS: the CPUs were taken.",
 	} {
 		if !strings.Contains(got, want) {
-			t.Errorf("sentence lacks %q:\n%s", want, got)
+			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
 	}
-	if Sentence(scs, []*compare.Table{{}}) != "No comparison could be made." {
-		t.Error("a table without both targets must not claim a result")
+	if strings.Contains(got, "avg") {
+		t.Errorf("a metric without a margin got a statement:\n%s", got)
+	}
+	if got := Summary(scs[:1], []*compare.Table{{}}, [][]string{nil}); !strings.HasPrefix(got, "No comparison could be made") {
+		t.Errorf("a table without both targets must not claim a result: %s", got)
+	}
+}
+
+// TestLimit: a row that held its rate says nothing; one that missed it is
+// put down to a busy machine, to too few connections for its latency, or
+// else to a pause.
+func TestLimit(t *testing.T) {
+	row := func(qps, avg float64) compare.Row {
+		return compare.Row{Scenario: "demo-page", Target: "tuned", QPS: qps, TargetQPS: 100, LatencyMS: map[string]float64{"avg": avg}}
+	}
+	quiet := cpuUse{cpus: 2, shareBusy: 0.5, self: 0.1, stacks: 0.8}
+	busy := cpuUse{cpus: 2, shareBusy: 0.97, self: 0.1, stacks: 0.8}
+	for _, c := range []struct {
+		name string
+		r    compare.Row
+		use  cpuUse
+		want string // "" for no statement
+	}{
+		{"held", row(99.5, 20), busy, ""},
+		{"busy machine", row(97.3, 40), busy, "the CPUs were taken (the machine's 2.0 CPUs 97% busy: both stacks 0.80 CPUs, bookload 0.10, other processes 1.04)"},
+		{"slow answers", row(90, 110), quiet, "at 110.0 ms per answer, 10 connections carry at most about 91 RPS"},
+		{"pause", row(97, 20), quiet, "a pause in a service or in bookload"},
+	} {
+		got := limit(c.r, 10, c.use)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 
@@ -56,7 +101,7 @@ func TestConfigRejectsOverlappingStacks(t *testing.T) {
 		t.Errorf("overlapping port bases: %v", err)
 	}
 	c = Config{TunedBase: 9080, LegacyBase: 9180}
-	if err := c.Validate(); err != nil || c.Out != "results" {
+	if err := c.Validate(); err != nil || c.Out != "results" || c.Margins["p99"] != 1 {
 		t.Errorf("valid config: %v %+v", err, c)
 	}
 }
@@ -79,7 +124,7 @@ func TestWritesReport(t *testing.T) {
 		}
 		dirs = append(dirs, res.Dir)
 	}
-	path, err := writeReport(out, dirs)
+	path, err := writeReport(out, dirs, DefaultMargins())
 	if err != nil {
 		t.Fatal(err)
 	}

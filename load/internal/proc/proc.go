@@ -1,4 +1,7 @@
-package bench
+// Package proc reads what processes and the machine have used from /proc:
+// a local stack's services (each its own process group), this process, and
+// the whole machine, so that a measurement can say where the CPU went.
+package proc
 
 import (
 	"fmt"
@@ -19,11 +22,11 @@ type Usage struct {
 	Procs int     // live processes in the group
 }
 
-// groupUsage sums /proc/<pid>/stat and /proc/<pid>/status over every live
+// Group sums /proc/<pid>/stat and /proc/<pid>/status over every live
 // process of process group pgid: a service started by `bookload local` is
 // its own group, so this covers gunicorn's master and workers, or the JVM.
 // A process that exits between the listing and the reading is skipped.
-func groupUsage(pgid int) Usage {
+func Group(pgid int) Usage {
 	var u Usage
 	procs, err := procfs.AllProcs()
 	if err != nil {
@@ -44,9 +47,9 @@ func groupUsage(pgid int) Usage {
 	return u
 }
 
-// selfCPU is the CPU time of this process (the load generator, and the echo
+// SelfCPU is the CPU time of this process (the load generator, and the echo
 // server when it runs in-process).
-func selfCPU() float64 {
+func SelfCPU() float64 {
 	p, err := procfs.Self()
 	if err != nil {
 		return 0
@@ -58,10 +61,10 @@ func selfCPU() float64 {
 	return st.CPUTime()
 }
 
-// machineCPU returns busy and total CPU seconds of the whole machine since
+// MachineCPU returns busy and total CPU seconds of the whole machine since
 // boot (the "cpu" line of /proc/stat), summed over all CPUs. Guest time is
 // left out: the kernel already counts it in user time.
-func machineCPU() (busy, total float64) {
+func MachineCPU() (busy, total float64) {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, 0
@@ -75,8 +78,8 @@ func machineCPU() (busy, total float64) {
 	return total - c.Idle - c.Iowait, total
 }
 
-// loadAvg is /proc/loadavg's three load averages, "?" when unreadable.
-func loadAvg() string {
+// LoadAvg is /proc/loadavg's three load averages, "?" when unreadable.
+func LoadAvg() string {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return "?"
