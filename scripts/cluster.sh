@@ -440,8 +440,9 @@ up() {
 netns_shared() {
   [ "$(findmnt -n -o PROPAGATION "$NETNS_DIR" 2>/dev/null)" = shared ] && return 0
   [ -d "$NETNS_DIR" ] || { mkdir -p "$NETNS_DIR" && echo "$NETNS_DIR" >>"$C/made-paths"; }
-  mount --rbind "$NETNS_DIR" "$NETNS_DIR" && mount --make-rshared "$NETNS_DIR" ||
+  if ! mount --rbind "$NETNS_DIR" "$NETNS_DIR" || ! mount --make-rshared "$NETNS_DIR"; then
     die "cannot make $NETNS_DIR a shared mount (istio-cni needs it)"
+  fi
   touch "$C/made-netns-mount"
 }
 
@@ -478,10 +479,13 @@ mesh_up() {
     --set unvalidatedValues.cni.ambient.shareHostNetworkNamespace=true \
     >"$LOG/istioctl-install.log" 2>&1 ||
     { tail -30 "$LOG/istioctl-install.log" >&2; mesh_status >&2; die "istioctl install failed (log: $LOG/istioctl-install.log)"; }
-  kubectl -n "$ISTIO_NS" rollout status deploy/istiod --timeout=300s >/dev/null &&
-    kubectl -n "$ISTIO_NS" rollout status ds/istio-cni-node --timeout=300s >/dev/null &&
-    kubectl -n "$ISTIO_NS" rollout status ds/ztunnel --timeout=300s >/dev/null ||
-    { mesh_status >&2; die "Istio did not become ready (kubectl -n $ISTIO_NS get pods; logs in kubectl -n $ISTIO_NS logs ...)"; }
+  local w
+  for w in deploy/istiod ds/istio-cni-node ds/ztunnel; do
+    if ! kubectl -n "$ISTIO_NS" rollout status "$w" --timeout=300s >/dev/null; then
+      mesh_status >&2
+      die "Istio's $w did not become ready (kubectl -n $ISTIO_NS get pods; kubectl -n $ISTIO_NS logs $w)"
+    fi
+  done
   if [ "$IMPORTED" != "$before" ] && [ -n "$(kubectl -n "$ISTIO_NS" get pods -o name 2>/dev/null)" ]; then
     # A rebuild under the same tag: the running pods still have the old images.
     kubectl -n "$ISTIO_NS" rollout restart deploy/istiod ds/istio-cni-node ds/ztunnel >/dev/null

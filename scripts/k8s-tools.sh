@@ -432,7 +432,9 @@ build_ztunnel() {
   else
     die "ztunnel: ZTUNNEL_SRC=$src is neither a directory nor a file"
   fi
-  [ -f "$dir/Cargo.toml" ] && [ -f "$dir/build.rs" ] || die "ztunnel: ZTUNNEL_SRC=$src holds no ztunnel tree (no Cargo.toml, build.rs at its top)"
+  if [ ! -f "$dir/Cargo.toml" ] || [ ! -f "$dir/build.rs" ]; then
+    die "ztunnel: ZTUNNEL_SRC=$src holds no ztunnel tree (no Cargo.toml, build.rs at its top)"
+  fi
   grep -q '^name = "ztunnel"' "$dir/Cargo.toml" || die "ztunnel: ZTUNNEL_SRC=$src: Cargo.toml is not ztunnel's"
   sed -i -e '/^boring-rustls-provider = /d' -e 's/^tls-boring = \[.*\]$/tls-boring = []/' "$dir/Cargo.toml"
   say "ztunnel ${ZTUNNEL_SHA:0:8}: cargo build --profile quick-release (cold: 10-20 min on 2 cores)"

@@ -78,7 +78,8 @@ printf 'name: warm\ndescription: warm-up, not recorded\nservice: productpage\npa
   "$([ -n "$quick" ] && echo 5s || echo 30s)" >"$warm"
 bash scripts/mesh-compare.sh "$warm" --no-apply --out "$tmp/warm" >/dev/null 2>&1 || die "the warm-up failed: bash scripts/mesh-compare.sh $warm --no-apply"
 
-costs=(--cluster-cost --cost-namespaces bookinfo-no-mesh,bookinfo-ambient,bookinfo-sidecar --kubeconfig "$KUBECONFIG")
+namespaces=bookinfo-no-mesh,bookinfo-ambient,bookinfo-sidecar
+costs=(--cluster-cost --cost-namespaces "$namespaces" --kubeconfig "$KUBECONFIG")
 reps=5 dur=20s
 [ -z "$quick" ] || { reps=3 dur=4s; }
 
@@ -91,7 +92,8 @@ scenario() {
 
 # run SCENARIO_FILE: mesh-compare.sh with the cost, the run directory on stdout.
 run() {
-  local log=$tmp/$(basename "$1" .yaml).log dir
+  local log dir
+  log=$tmp/$(basename "$1" .yaml).log
   bash scripts/mesh-compare.sh "$1" --no-apply "${MARGINS[@]}" --out "$out" -- "${costs[@]}" >"$log" 2>&1 ||
     { tail -30 "$log" >&2; die "scripts/mesh-compare.sh $1 failed (the runs so far are in $out)"; }
   dir=$(sed -n 's/^results: \(.*\) ([a-z]*, [0-9]* of [0-9]* repetitions)$/\1/p' "$log" | head -n 1)

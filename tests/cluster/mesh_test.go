@@ -31,14 +31,14 @@ var (
 	suiteNamespaces = []string{tuned.ns, legacy.ns, repl.ns, ambient.ns, sidecar.ns}
 )
 
-// meshErr is what went wrong bringing the mesh and its namespaces up.
-var meshErr = fmt.Errorf("TestMeshUp did not run")
+// errMesh is what went wrong bringing the mesh and its namespaces up.
+var errMesh = fmt.Errorf("TestMeshUp did not run")
 
 func needMesh(t *testing.T) {
 	t.Helper()
 	needDeployed(t)
-	if meshErr != nil {
-		t.Fatalf("the mesh did not come up: %v", meshErr)
+	if errMesh != nil {
+		t.Fatalf("the mesh did not come up: %v", errMesh)
 	}
 }
 
@@ -63,20 +63,20 @@ func istioctl(args ...string) (string, error) {
 // no-mesh variant), and both mesh namespaces roll out.
 func TestMeshUp(t *testing.T) {
 	needDeployed(t)
-	meshErr = phase("mesh up (Istio from source: build cached, images, istioctl install)", func() error {
+	errMesh = phase("mesh up (Istio from source: build cached, images, istioctl install)", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 		defer cancel()
 		return script(ctx, "cluster.sh", "up", "--mesh")
 	})
-	if meshErr != nil {
-		t.Fatal(meshErr)
+	if errMesh != nil {
+		t.Fatal(errMesh)
 	}
 	if info, err := scriptOutput("k8s-tools.sh", "--print-mesh-dir"); err == nil {
 		if b, err := os.ReadFile(filepath.Join(strings.TrimSpace(info), "BUILD-INFO")); err == nil {
 			t.Logf("the mesh, as built here:\n%s", b)
 		}
 	}
-	meshErr = phase("deploy "+ambient.ns+" and "+sidecar.ns, func() error {
+	errMesh = phase("deploy "+ambient.ns+" and "+sidecar.ns, func() error {
 		if err := deleteNamespaces(legacy.ns, repl.ns); err != nil {
 			return err
 		}
@@ -92,8 +92,8 @@ func TestMeshUp(t *testing.T) {
 		}
 		return nil
 	})
-	if meshErr != nil {
-		t.Fatal(meshErr)
+	if errMesh != nil {
+		t.Fatal(errMesh)
 	}
 }
 

@@ -65,17 +65,6 @@ func synthWaterfallRun(t *testing.T, ratingsLate float64) *results.Loaded {
 	return l
 }
 
-func segmentOf(t *testing.T, s WaterfallSplit, key string) WaterfallSegment {
-	t.Helper()
-	for _, seg := range s.Segments {
-		if seg.Key == key {
-			return seg
-		}
-	}
-	t.Fatalf("%s split has no %s: %+v", s.Metric, key, s.Segments)
-	return WaterfallSegment{}
-}
-
 // A hop made late shows on that hop, with an interval around the delay
 // and a verdict against the margin, and on no other part.
 func TestWaterfallPutsTheDelayOnItsHop(t *testing.T) {

@@ -46,15 +46,20 @@ final class ServerTiming extends OncePerRequestFilter {
         }
 
         /** One call to upstream name: its wait, then what it reported (null: nothing). */
-        synchronized void add(String name, long nanos, String upstreamHeader) {
-            metrics.add(metric(name, nanos));
-            metrics.addAll(forwarded(name, upstreamHeader));
+        void add(String name, long nanos, String upstreamHeader) {
+            List<String> more = forwarded(name, upstreamHeader);
+            synchronized (metrics) {
+                metrics.add(metric(name, nanos));
+                metrics.addAll(more);
+            }
         }
 
-        synchronized String header(long now) {
+        String header(long now) {
             StringBuilder out = new StringBuilder(metric("app", now - start));
-            for (String m : metrics) {
-                out.append(", ").append(m);
+            synchronized (metrics) {
+                for (String m : metrics) {
+                    out.append(", ").append(m);
+                }
             }
             return out.toString();
         }
