@@ -28,6 +28,8 @@ var (
 	sidecar = variant{ns: "bbt-sidecar", base: "overlays/sidecar", components: []string{"overlays/components/bookload-agent"}}
 	meshes  = []variant{ambient, sidecar}
 
+	tunedWithAgent = variant{ns: tuned.ns, base: tuned.base, components: []string{"overlays/components/bookload-agent"}}
+
 	suiteNamespaces = []string{tuned.ns, legacy.ns, repl.ns, ambient.ns, sidecar.ns}
 )
 
@@ -78,6 +80,14 @@ func TestMeshUp(t *testing.T) {
 	}
 	errMesh = phase("deploy "+ambient.ns+" and "+sidecar.ns, func() error {
 		if err := deleteNamespaces(legacy.ns, repl.ns); err != nil {
+			return err
+		}
+		// The no-mesh variant's load client is the agent too (as after
+		// TestAgentInClusterShowsTheStallWithCorrectedLatency).
+		if err := tunedWithAgent.apply(); err != nil {
+			return err
+		}
+		if err := tunedWithAgent.rollout(10 * time.Minute); err != nil {
 			return err
 		}
 		for _, v := range meshes {
@@ -332,15 +342,15 @@ func TestMeshNagleInteraction(t *testing.T) {
 	needMesh(t)
 	all := append([]variant{tuned}, meshes...)
 	for _, v := range all {
-		mustKubectl(t, "-n", v.ns, "set", "env", "deployment/details", "HTTP_NODELAY=false")
+		mustKubectl(t, "-n", v.ns, "set", "env", "deployment/details-v1", "HTTP_NODELAY=false")
 	}
 	defer func() {
 		for _, v := range all {
-			_, _ = kubectl("-n", v.ns, "set", "env", "deployment/details", "HTTP_NODELAY-")
+			_, _ = kubectl("-n", v.ns, "set", "env", "deployment/details-v1", "HTTP_NODELAY-")
 		}
 	}()
 	for _, v := range all {
-		if _, err := kubectl("-n", v.ns, "rollout", "status", "deployment/details", "--timeout=5m"); err != nil {
+		if _, err := kubectl("-n", v.ns, "rollout", "status", "deployment/details-v1", "--timeout=5m"); err != nil {
 			t.Fatal(err)
 		}
 	}
