@@ -385,7 +385,7 @@ keepalive: true
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("bookload run --format json: %v\n%s", err, out)
 	}
-	stalls := map[string]float64{}
+	p99 := map[string]float64{}
 	for _, r := range sum.Rows {
 		if r.Errors != 0 || r.N != 4 {
 			t.Errorf("%s %s: %d errors, %d repetitions (want 0, 4)", r.Target, r.Profile, r.Errors, r.N)
@@ -393,15 +393,16 @@ keepalive: true
 		over, total := countOver(t, dir, r.Target, r.Profile, 35*time.Millisecond)
 		share := 100 * float64(over) / float64(max(total, 1))
 		if r.Profile == "100rps-1c" {
-			stalls[r.Target] = share
+			p99[r.Target] = r.LatencyMS["p99"]
 		}
 		t.Logf("classic details, %-8s %-10s p50 %6.2f ms, p90 %6.2f ms, p99 %6.2f ms; over 35 ms: %d of %d (%.1f%%)",
 			r.Target, r.Profile, r.LatencyMS["p50"], r.LatencyMS["p90"], r.LatencyMS["p99"], over, total, share)
 	}
-	// One keep-alive connection at 100 RPS: without a mesh nearly every
-	// response stalls (tests/e2e says why).
-	if stalls["no-mesh"] < 50 {
-		t.Errorf("no mesh: %.1f%% of the classic details' responses over 35 ms on one keep-alive connection, want most of them (the Nagle stall)", stalls["no-mesh"])
+	// One keep-alive connection at 100 RPS: without a mesh the stall shows
+	// (as TestInClusterNagleStallShowsOnlyInLegacy); what the meshes do to
+	// it is reported above, not asserted.
+	if p99["no-mesh"] < 30 {
+		t.Errorf("no mesh: the classic details' p99 %.1f ms on one keep-alive connection shows no Nagle stall (want >= 30 ms)", p99["no-mesh"])
 	}
 }
 
@@ -418,17 +419,20 @@ func countOver(t *testing.T, dir, target, profile string, limit time.Duration) (
 		if err != nil {
 			t.Fatal(err)
 		}
+		// fortio's result JSON, with bookload's fields under "bookload".
 		var rep struct {
-			Latency struct {
-				Plain struct {
-					Hdr string `json:"hdr_histogram_us"`
-				} `json:"plain"`
-			} `json:"latency"`
+			Bookload struct {
+				Latency struct {
+					Plain struct {
+						Hdr string `json:"hdr_histogram_us"`
+					} `json:"plain"`
+				} `json:"latency"`
+			} `json:"bookload"`
 		}
 		if err := json.Unmarshal(b, &rep); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		raw, err := base64.StdEncoding.DecodeString(rep.Latency.Plain.Hdr)
+		raw, err := base64.StdEncoding.DecodeString(rep.Bookload.Latency.Plain.Hdr)
 		if err != nil {
 			t.Fatalf("%s: hdr_histogram_us: %v", f, err)
 		}
