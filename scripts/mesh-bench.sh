@@ -80,7 +80,7 @@ bash scripts/mesh-compare.sh "$warm" --no-apply --out "$tmp/warm" >/dev/null 2>&
 
 namespaces=bookinfo-no-mesh,bookinfo-ambient,bookinfo-sidecar
 costs=(--cluster-cost --cost-namespaces "$namespaces" --kubeconfig "$KUBECONFIG")
-reps=5 dur=20s
+reps=4 dur=10s
 [ -z "$quick" ] || { reps=3 dur=4s; }
 
 # scenario NAME SERVICE PATH PROFILE QPS CONNS: one rung's scenario file.

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -39,7 +40,7 @@ final class ServerTiming extends OncePerRequestFilter {
     /** The upstream calls of one request, in the order they ended. */
     static final class Calls {
         private final long start;
-        private final List<String> metrics = new ArrayList<>();
+        private final List<String> metrics = new CopyOnWriteArrayList<>();
 
         Calls(long start) {
             this.start = start;
@@ -47,19 +48,16 @@ final class ServerTiming extends OncePerRequestFilter {
 
         /** One call to upstream name: its wait, then what it reported (null: nothing). */
         void add(String name, long nanos, String upstreamHeader) {
-            List<String> more = forwarded(name, upstreamHeader);
-            synchronized (metrics) {
-                metrics.add(metric(name, nanos));
-                metrics.addAll(more);
-            }
+            List<String> call = new ArrayList<>();
+            call.add(metric(name, nanos));
+            call.addAll(forwarded(name, upstreamHeader));
+            metrics.addAll(call); // one step: a call's entries stay together
         }
 
         String header(long now) {
             StringBuilder out = new StringBuilder(metric("app", now - start));
-            synchronized (metrics) {
-                for (String m : metrics) {
-                    out.append(", ").append(m);
-                }
+            for (String m : metrics) {
+                out.append(", ").append(m);
             }
             return out.toString();
         }
