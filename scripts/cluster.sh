@@ -471,6 +471,11 @@ mesh_up() {
   # namespace (hostNetwork) rather than entering it through /proc/1/ns/net,
   # which root cannot open where PID 1 holds a capability root lacks (a VM
   # whose root has no CAP_SYS_RESOURCE).
+  # The Gateway API's standard CRDs, as the Istio docs install them first
+  # (their Bookinfo gateway, waypoints): from the Go module k8s-tools.sh took
+  # them from.
+  [ -d "$TOOLS/crds/gateway-api" ] || die "no Gateway API CRDs in $TOOLS/crds/gateway-api (make tools fetches them)"
+  kubectl apply --server-side -f "$TOOLS/crds/gateway-api" >/dev/null || die "kubectl apply of the Gateway API CRDs failed"
   say "istioctl install: ambient profile, hub localhost/bookinfo-bench/istio, tag $tag"
   "$ISTIOCTL" install -y -f scripts/cluster/istio/ambient.yaml -f scripts/cluster/istio/upstream-envoy.yaml \
     --set hub=localhost/bookinfo-bench/istio --set tag="$tag" --set values.global.variant="" \
@@ -507,12 +512,21 @@ mesh_status() {
 
 # mesh_down: before the pods stop, delete istio-cni's DaemonSet first: a node
 # agent that sees its DaemonSet go removes its host rules on the way out (on
-# a plain restart it keeps them, for the pods it still serves).
+# a plain restart it keeps them, for the pods it still serves). Then the rest
+# of Istio (istioctl uninstall --purge): the cluster's state outlives `down`,
+# and the next `up` without --mesh must come up without a mesh.
 mesh_down() {
   kubectl get namespace "$ISTIO_NS" >/dev/null 2>&1 || return 0
   kubectl -n "$ISTIO_NS" delete daemonset istio-cni-node --ignore-not-found --wait=true --timeout=60s >/dev/null 2>&1 || true
   kubectl -n "$ISTIO_NS" wait --for=delete pod -l k8s-app=istio-cni-node --timeout=60s >/dev/null 2>&1 || true
-  say "istio-cni removed"
+  if [ -x "$ISTIOCTL" ]; then
+    "$ISTIOCTL" uninstall --purge -y >"$LOG/istioctl-uninstall.log" 2>&1 || true
+  fi
+  kubectl delete namespace "$ISTIO_NS" --ignore-not-found --wait=true --timeout=120s >/dev/null 2>&1 || true
+  if [ -d "$TOOLS/crds/gateway-api" ]; then
+    kubectl delete --ignore-not-found -f "$TOOLS/crds/gateway-api" >/dev/null 2>&1 || true
+  fi
+  say "Istio removed (istio-cni first, then istioctl uninstall --purge, the Gateway API CRDs)"
 }
 
 dns() {

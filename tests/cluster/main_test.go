@@ -72,7 +72,7 @@ func run(m *testing.M) int {
 		return code
 	}
 	if wasUp {
-		_ = phase("delete the namespaces", func() error { return deleteNamespaces(suiteNamespaces...) })
+		_ = phase("delete the namespaces", func() error { return deleteSuite() })
 		fmt.Fprintf(os.Stderr, "the cluster was up before the suite and stays up (scripts/cluster.sh down when done)\n")
 		return code
 	}

@@ -33,6 +33,15 @@ var (
 	suiteNamespaces = []string{tuned.ns, legacy.ns, repl.ns, ambient.ns, sidecar.ns}
 )
 
+// deleteSuite removes what the suite deployed: its namespaces and the docs'
+// Bookinfo in namespace default (tasks_test.go).
+func deleteSuite() error {
+	if err := deleteDocs(); err != nil {
+		return err
+	}
+	return deleteNamespaces(suiteNamespaces...)
+}
+
 // errMesh is what went wrong bringing the mesh and its namespaces up.
 var errMesh = fmt.Errorf("TestMeshUp did not run")
 

@@ -12,7 +12,7 @@ func TestZZClusterDownLeavesHostAsFound(t *testing.T) {
 	if keep || hostBefore == "" {
 		t.Skip("the cluster stays up (BOOKINFO_CLUSTER_KEEP=1, or it was up before the suite)")
 	}
-	if err := phase("delete the namespaces", func() error { return deleteNamespaces(suiteNamespaces...) }); err != nil {
+	if err := phase("delete the namespaces", func() error { return deleteSuite() }); err != nil {
 		t.Error(err)
 	}
 	downDone = true

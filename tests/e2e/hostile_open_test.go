@@ -11,11 +11,7 @@ import (
 // failing, so `make test` stays a verdict on everything else; and
 // TestKnownOpenDefectsAreStillOpen (last in the package) fails when one no
 // longer shows, so this list cannot outlive its defects.
-var knownOpen = map[string]struct{ test, why string }{
-	"ratings: /health among non-reading clients": {"TestManyNonReadingClientsStayUnderTheManifestLimit",
-		"Node's parser makes a request and a response object of every request in each 64 KiB read before anything can stop it, " +
-			"and each connection's first 16 /metrics are rendered: 200 such connections keep the event loop busy for over a second"},
-}
+var knownOpen = map[string]struct{ test, why string }{}
 
 var (
 	openMu   sync.Mutex
