@@ -471,6 +471,9 @@ mesh_up() {
   # namespace (hostNetwork) rather than entering it through /proc/1/ns/net,
   # which root cannot open where PID 1 holds a capability root lacks (a VM
   # whose root has no CAP_SYS_RESOURCE).
+  # A mesh removed by a `down` whose controllers stopped too soon may still
+  # be going.
+  kubectl wait --for=delete "namespace/$ISTIO_NS" --timeout=180s >/dev/null 2>&1 || true
   # The Gateway API's standard CRDs, as the Istio docs install them first
   # (their Bookinfo gateway, waypoints): from the Go module k8s-tools.sh took
   # them from.
@@ -566,12 +569,14 @@ shim_pids() {
 down() {
   local purge='' i t m ns
   [ "${1:-}" = --purge ] && purge=1
+  # The mesh first, while the controllers still run (its namespace's
+  # deletion needs them).
+  if alive kubelet && alive kube-apiserver && alive containerd; then mesh_down; fi
   stop kube-controller-manager
   stop kube-scheduler
   # kubelet stops the pods: containers, then the sandboxes with CNI DEL (which
   # removes their veth, IP and iptables rules).
   if alive kubelet && alive kube-apiserver && alive containerd; then
-    mesh_down
     kubectl delete pods --all-namespaces --all --grace-period=2 --wait=false >/dev/null 2>&1 || true
     for ((i = 0; i < 150; i++)); do [ -z "$("${CTR[@]}" tasks ls -q 2>/dev/null)" ] && break; sleep 0.2; done
     say "pods stopped ($("${CTR[@]}" tasks ls -q 2>/dev/null | wc -l) containers left)"
