@@ -473,7 +473,9 @@ mesh_up() {
   # whose root has no CAP_SYS_RESOURCE).
   # A mesh removed by a `down` whose controllers stopped too soon may still
   # be going.
-  kubectl wait --for=delete "namespace/$ISTIO_NS" --timeout=180s >/dev/null 2>&1 || true
+  if [ "$(kubectl get namespace "$ISTIO_NS" -o jsonpath='{.status.phase}' 2>/dev/null)" = Terminating ]; then
+    kubectl wait --for=delete "namespace/$ISTIO_NS" --timeout=180s >/dev/null 2>&1 || true
+  fi
   # The Gateway API's standard CRDs, as the Istio docs install them first
   # (their Bookinfo gateway, waypoints): from the Go module k8s-tools.sh took
   # them from.

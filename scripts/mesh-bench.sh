@@ -57,8 +57,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for v in "${VARIANTS[@]}"; do
   mkdir -p "$tmp/$v"
+  # (kustomize takes relative paths only)
   printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\ncomponents:\n  - %s\n' \
-    "$PWD/overlays/$v" "$PWD/overlays/components/bookload-agent" >"$tmp/$v/kustomization.yaml"
+    "$(realpath --relative-to="$tmp/$v" "overlays/$v")" "$(realpath --relative-to="$tmp/$v" overlays/components/bookload-agent)" \
+    >"$tmp/$v/kustomization.yaml"
   say "kubectl apply -k overlays/$v + components/bookload-agent"
   kubectl apply -k "$tmp/$v" >/dev/null
 done
