@@ -141,6 +141,7 @@ section=$tmp/section.md
   echo "- **Variants**: \`overlays/no-mesh\`, \`overlays/ambient\`, \`overlays/sidecar\` with \`components/bookload-agent\` (the load client in each namespace, through the mesh of its namespace); each variant's data path checked by \`scripts/mesh-compare.sh\` before its load."
   echo "- **Method**: $reps interleaved repetitions of $dur per row after a 3 s warm-up per target (the variants alternate), after 30 s of the full page per variant unrecorded; verdicts: paired differences vs no mesh with Student-t intervals, Holm-corrected, margins p50 0.2 ms and p99 1 ms."
   echo "- **Cost**: kubelet summary API sampled every 5 s in each repetition's window; vCPU per 1000 RPS = 1000 x CPU-seconds / requests served, set beside Istio's published figures (1 KB payloads, a dedicated load client node): here the client and the apps share the node, so the ratio is what this node shows, not a like-for-like."
+  echo "- **Reading the cost rows**: the three variants run side by side and each row counts every mesh component on the node, so the no-mesh row is the background (the other namespaces' idle sidecars, ztunnel and istiod); a mode's own cost is its row minus that one. A request crosses two proxies in each mesh mode (the client's and the server's, sidecars or the one ztunnel on both ends), where Istio's figures are per proxy."
   echo "- **Runs**: \`$out\` (\`bin/bookload compare $out/<run>\` re-reads any)"
   echo
   for d in "${dirs[@]}"; do
