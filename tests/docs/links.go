@@ -175,11 +175,7 @@ func Check(root string, skip ...string) ([]Problem, error) {
 }
 
 func (c *checker) report(path string, line int, ref, why string) {
-	rel, err := filepath.Rel(c.root, path)
-	if err != nil {
-		rel = path
-	}
-	c.problems = append(c.problems, Problem{filepath.ToSlash(rel), line, ref, why})
+	c.problems = append(c.problems, Problem{c.rel(path), line, ref, why})
 }
 
 // headingsOf parses a Markdown file once; ok is false when it cannot be read.
@@ -236,13 +232,19 @@ func (c *checker) link(path string, line int, target string) {
 	if anchor == "" || !strings.HasSuffix(dest, ".md") {
 		return
 	}
+	c.checkAnchor(path, line, target, dest, anchor)
+}
+
+// checkAnchor reports ref unless the Markdown file dest has a heading with
+// that anchor.
+func (c *checker) checkAnchor(from string, line int, ref, dest, anchor string) {
 	hs, _ := c.headingsOf(dest)
 	for _, h := range hs {
 		if h.anchor == anchor {
 			return
 		}
 	}
-	c.report(path, line, target, "no heading with anchor #"+anchor+" in "+c.rel(dest))
+	c.report(from, line, ref, "no heading with anchor #"+anchor+" in "+c.rel(dest))
 }
 
 func (c *checker) rel(path string) string {
@@ -351,11 +353,5 @@ func (c *checker) anchor(from string, line int, doc, anchor string) {
 		c.report(from, line, ref, "no such file")
 		return
 	}
-	hs, _ := c.headingsOf(p)
-	for _, h := range hs {
-		if h.anchor == anchor {
-			return
-		}
-	}
-	c.report(from, line, ref, "no heading with anchor #"+anchor+" in "+c.rel(p))
+	c.checkAnchor(from, line, ref, p, anchor)
 }
