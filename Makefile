@@ -64,7 +64,7 @@ lint-tools: ## build/cache golangci-lint, gotestsum, actionlint, yamllint; apt-g
 	@bash scripts/lint-tools.sh
 
 .PHONY: lint
-lint: lint-tools ## every linter: Go, the four apps, shell scripts, YAML, workflows (make lint SUITES="go shell" for some)
+lint: lint-tools ## every linter: Go, the four apps, shell scripts, YAML, workflows, the docs' links (make lint SUITES="go shell" for some)
 	@bash scripts/lint.sh $(SUITES)
 
 .PHONY: fmt

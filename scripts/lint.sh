@@ -8,6 +8,8 @@
 #             .ci/ and the apps' serve scripts, found by name or #! line
 #   yaml      yamllint (.yamllint.yaml) on overlays/, scenarios/, bench/, .github/, scale/metrics.yml
 #   actions   actionlint on .github/workflows
+#   docs      tests/docs: every relative Markdown link and #anchor resolves,
+#             every section a comment cites by name exists (no network)
 # The tools come from scripts/lint-tools.sh (make lint-tools).
 # Usage: scripts/lint.sh [--fix] [SUITE...]   (default: all of the above)
 set -uo pipefail
@@ -19,7 +21,7 @@ BIN=$(bash scripts/lint-tools.sh --print-dir)/bin
 apps=()
 for m in apps/*/Makefile; do a=${m#apps/}; apps+=("${a%/Makefile}"); done
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(go "${apps[@]}" shell yaml actions)
+[ ${#suites[@]} -gt 0 ] || suites=(go "${apps[@]}" shell yaml actions docs)
 
 tool() {
   if [ -x "$BIN/$1" ]; then echo "$BIN/$1"
@@ -61,8 +63,11 @@ run() {
     actions)
       t=$(tool actionlint) || return 1
       $fix || "$t" ;;
+    docs)
+      # Links are fixed by hand; fmt leaves them alone.
+      $fix || "${GO:-go}" test -count=1 ./tests/docs/ ;;
     *)
-      [ -f "apps/$suite/Makefile" ] || { echo "lint: unknown suite $suite (want go, shell, yaml, actions or one of: ${apps[*]})" >&2; return 1; }
+      [ -f "apps/$suite/Makefile" ] || { echo "lint: unknown suite $suite (want go, shell, yaml, actions, docs or one of: ${apps[*]})" >&2; return 1; }
       if $fix; then make --no-print-directory -C "apps/$suite" fmt; else make --no-print-directory -C "apps/$suite" lint; fi ;;
   esac
 }

@@ -22,7 +22,7 @@ import (
 // How many TCP segments with data one response takes on loopback: each
 // write of the server becomes a segment of its own there (the MTU is 64 KiB
 // and these bodies are small), so this is the number of writes the framework
-// makes per response, the fact the app READMEs state. A mesh proxy that
+// makes per response, the fact the app DESIGN.md files record. A mesh proxy that
 // coalesces writes changes exactly this, which is why it must be known.
 var writesPerResponse = []struct {
 	service, path string

@@ -357,7 +357,7 @@ class SlowClientTest < DetailsTest
   # Kept-alive connections hold slots, but silent new connections that fit
   # in the rest are each closed at the deadline from their connect: the
   # end-to-end suite once saw 2x the deadline, which was the backlog wait
-  # of connections beyond the limit (README, "What remains").
+  # of connections beyond the limit (DESIGN.md, "Hostile input": what remains).
   def test_silent_connections_within_the_limit_close_at_the_deadline
     port = start_server("HTTP_HEADER_TIMEOUT_SECONDS" => "1", "HTTP_MAX_CONNECTIONS" => "8").port
     kept = Array.new(3) { connect(port).tap { |s| assert_equal 200, http(port, "GET", "/health", sock: s).status } }

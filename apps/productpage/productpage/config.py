@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 SERVICE = "productpage"
 
-# Measured (README, "Choosing the worker model"): two processes use both cores
+# Measured (DESIGN.md, "Choosing the worker model"): two processes use both cores
 # of the benchmark machine; more only add context switches.
 DEFAULT_WEB_CONCURRENCY = 2
 

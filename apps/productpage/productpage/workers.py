@@ -1,5 +1,5 @@
 """gunicorn's gevent worker, with what a prompt, lossless drain and hostile
-clients need, through its public methods (README, "How each knob is
+clients need, through its public methods (DESIGN.md, "How each knob is
 implemented" and "Hostile input"):
 
 - HTTP_NODELAY on accepted sockets (`handle`). gunicorn sets TCP_NODELAY on

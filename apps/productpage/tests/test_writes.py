@@ -1,4 +1,4 @@
-"""How many TCP segments one response takes on a real socket (README,
+"""How many TCP segments one response takes on a real socket (DESIGN.md,
 "Writes per response"): stock gunicorn sends the head, then the body."""
 
 import socket

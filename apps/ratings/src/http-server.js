@@ -1,7 +1,7 @@
 'use strict';
 
 // The node:http server under Express, where the HTTP knobs take effect, and
-// the checks Node's parser leaves to the application (README, "Hostile
+// the checks Node's parser leaves to the application (DESIGN.md, "Hostile
 // input"): Host, Transfer-Encoding, HTTP/0.9, pipelining without bound,
 // one answer per request, CONNECT, and the connection limit.
 

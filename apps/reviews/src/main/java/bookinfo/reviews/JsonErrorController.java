@@ -12,8 +12,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Spring Boot's error page (/error) for errors raised outside Spring MVC's handlers (sendError from
- * Tomcat inside the web application, an exception escaping a filter): the same JSON errors, in
- * place of Boot's BasicErrorController. A direct request for /error is just an unknown path.
+ * Jetty inside the web application, an exception escaping a filter): the same JSON errors, in place
+ * of Boot's BasicErrorController. A direct request for /error is just an unknown path.
  */
 @RestController
 class JsonErrorController implements ErrorController {

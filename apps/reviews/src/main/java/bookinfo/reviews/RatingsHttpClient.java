@@ -23,7 +23,8 @@ import org.springframework.web.client.RestClient;
 class RatingsHttpClient {
 
     /**
-     * Enough pooled connections for every Tomcat worker to have one (server.tomcat.threads.max).
+     * More pooled connections than Jetty has request threads (server.jetty.threads.max, 400), so
+     * every request waiting on ratings can hold one.
      */
     static final int MAX_CONNECTIONS = 1024;
 

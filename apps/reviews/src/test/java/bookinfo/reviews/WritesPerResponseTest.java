@@ -22,8 +22,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * How many TCP data segments one response takes on a real loopback socket: the client socket's
  * tcp_info data_segs_in, read with iproute2's ss (Linux). On loopback every write the server makes
  * arrives as its own segment (the MTU is 64 KiB), so this counts the server's writes per response.
- * (Bodies larger than Jetty's output buffer, such as /metrics, take more than one write.) README,
- * "Writes per response".
+ * (Bodies larger than Jetty's output buffer, such as /metrics, take more than one write.)
+ * DESIGN.md, "Writes per response".
  */
 class WritesPerResponseTest {
 
