@@ -6,7 +6,7 @@
 #                   download; when the release download is not reachable,
 #                   built from a copy of the istio.io/istio module
 #   CRDs            Gateway API standard + Istio, taken from their Go modules
-#   istio-samples   the Istio docs' Bookinfo routing rules (VirtualServices, HTTPRoutes)
+#   istio-samples   the Istio docs' Bookinfo routing rules (VirtualServices, HTTPRoutes) and curl client
 #   actionlint      the GitHub Actions workflow linter, built from its Go module
 #   kube-burner     the scale scenario's driver (scale/, its manifest tests):
 #                   KUBE_BURNER=/path/to/kube-burner if given, else built from
@@ -339,16 +339,18 @@ fetch_crds() {
     echo "$ISTIO_VERSION" >"$istio/VERSION"
   fi
   # The docs' Bookinfo routing rules, which the tests analyze against our
-  # manifests to show the tutorials run unchanged.
+  # manifests to show the tutorials run unchanged, and the curl client the
+  # ambient guide deploys.
   local samples=$TOOLS/istio-samples
-  if [ "$(cat "$samples/VERSION" 2>/dev/null)" = "$ISTIO_VERSION" ]; then
+  if [ "$(cat "$samples/VERSION" 2>/dev/null)" = "$ISTIO_VERSION" ] && [ -f "$samples/curl/curl.yaml" ]; then
     say "Istio Bookinfo routing samples cached"
   else
     say "Istio Bookinfo routing samples from istio.io/istio@$ISTIO_VERSION"
     mod=$(moddir "istio.io/istio@$ISTIO_VERSION")
-    rm -rf "$samples" && mkdir -p "$samples/networking" "$samples/gateway-api"
+    rm -rf "$samples" && mkdir -p "$samples/networking" "$samples/gateway-api" "$samples/curl"
     install -m 0644 "$mod"/samples/bookinfo/networking/virtual-service-*.yaml "$samples/networking/"
     install -m 0644 "$mod"/samples/bookinfo/gateway-api/route-*.yaml "$samples/gateway-api/"
+    install -m 0644 "$mod"/samples/curl/curl.yaml "$samples/curl/"
     echo "$ISTIO_VERSION" >"$samples/VERSION"
   fi
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -77,18 +78,26 @@ func deleteDocs() error {
 	if _, err := kubectl("-n", docsNS, "delete", "--ignore-not-found", "--wait=true", "-k", filepath.Join(repo, "overlays/istio-docs")); err != nil {
 		return err
 	}
-	_, err := kubectl("label", "namespace", docsNS, "istio-injection-")
+	_, _ = kubectl("-n", docsNS, "delete", "--ignore-not-found", "authorizationpolicy", "productpage-viewer")
+	_, _ = kubectl("-n", docsNS, "delete", "--ignore-not-found", "deployment,service,serviceaccount", "curl")
+	_, err := kubectl("label", "namespace", docsNS, "istio-injection-", "istio.io/dataplane-mode-")
 	return err
 }
 
 // samples is where the docs' Bookinfo routing rules are.
 func samples(t *testing.T, name string) string {
 	t.Helper()
+	return sampleFile(t, "networking", name)
+}
+
+// sampleFile is one of the Istio samples k8s-tools.sh keeps (unchanged).
+func sampleFile(t *testing.T, elem ...string) string {
+	t.Helper()
 	dir, err := scriptOutput("k8s-tools.sh", "--print-dir")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(strings.TrimSpace(dir), "istio-samples", "networking", name)
+	return filepath.Join(append([]string{strings.TrimSpace(dir), "istio-samples"}, elem...)...)
 }
 
 func TestTasksDeploy(t *testing.T) {
@@ -312,5 +321,107 @@ spec:
 		}
 		t.Logf("timeout: the reviews error after %.1f s (the docs: about 1 s, two 0.5 s attempts)", took.Seconds())
 		return nil
+	})
+}
+
+// The ambient guide's L4 policy, as the guide writes it: Bookinfo in
+// namespace default moves from sidecars to ambient (the label, then new pods
+// without sidecars), the gateway as the guide exposes it on a cluster without
+// a LoadBalancer, Istio's curl sample, then the guide's productpage-viewer
+// policy, unchanged: only the gateway's service account may reach
+// productpage, enforced by ztunnel. The guide's expected answers: the page
+// through the gateway; "command terminated with exit code 56" (connection
+// reset) from curl and from reviews-v1. Not here: the guide's L7 steps,
+// which need a waypoint, and a waypoint needs istio/proxy's Envoy
+// extensions; this cluster's Envoy is upstream's.
+func TestTasksAmbientL4Policy(t *testing.T) {
+	needMesh(t)
+	if errTasks != nil {
+		t.Fatalf("the docs' Bookinfo did not come up: %v", errTasks)
+	}
+	mustKubectl(t, "-n", docsNS, "delete", "virtualservices", "--all")
+	mustKubectl(t, "label", "namespace", docsNS, "istio-injection-", "istio.io/dataplane-mode=ambient", "--overwrite")
+	mustKubectl(t, "-n", docsNS, "rollout", "restart", "deployment")
+	if err := (variant{ns: docsNS}).rollout(10 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "every Bookinfo pod in ztunnel with HBONE", func() error { return ztunnelProtocols(docsNS, "HBONE") })
+	mustKubectl(t, "-n", docsNS, "annotate", "gateway", "bookinfo-gateway", "networking.istio.io/service-type=ClusterIP", "--overwrite")
+	mustKubectl(t, "-n", docsNS, "wait", "--for=condition=programmed", "--timeout=5m", "gtw", "bookinfo-gateway")
+	mustKubectl(t, "-n", docsNS, "rollout", "status", "--timeout=5m", "deployment/bookinfo-gateway-istio")
+
+	// Istio's curl sample names an image on Docker Hub, which this machine
+	// cannot pull: the same Deployment runs ratings' image, which has curl
+	// and /bin/sleep (nothing else in the sample changes).
+	curlYAML, err := os.ReadFile(sampleFile(t, "curl", "curl.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := strings.TrimSpace(mustKubectl(t, "-n", docsNS, "get", "deployment", "ratings-v1", "-o", "jsonpath={.spec.template.spec.containers[0].image}"))
+	local := regexp.MustCompile(`(?m)^(\s*image:\s*).*curl.*$`).ReplaceAllString(string(curlYAML), "${1}"+image)
+	if n := strings.Count(local, image); n != 1 {
+		t.Fatalf("curl.yaml: %d image lines replaced, want 1", n)
+	}
+	if _, err := kubectlIn(strings.NewReader(local), "-n", docsNS, "apply", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "-n", docsNS, "rollout", "status", "--timeout=5m", "deployment/curl")
+
+	gateway := "http://127.0.0.1:" + portForward(t, docsNS, "svc/bookinfo-gateway-istio", "80")
+	client := &http.Client{Timeout: 10 * time.Second}
+	title := func() error {
+		code, body, err := get(client, gateway+"/productpage", nil)
+		if err != nil || code != 200 || !strings.Contains(body, "<title>Simple Bookstore App</title>") {
+			return fmt.Errorf("the page through the gateway: %d %v", code, err)
+		}
+		return nil
+	}
+	curlIn := func(deploy string) (string, error) {
+		return kubectl("-n", docsNS, "exec", "deploy/"+deploy, "--", "curl", "-sS", "-m", "10", "http://productpage:9080/productpage")
+	}
+	eventually(t, time.Minute, "the page through the gateway and from curl before the policy", func() error {
+		if err := title(); err != nil {
+			return err
+		}
+		_, err := curlIn("curl")
+		return err
+	})
+
+	applyYAML(t, `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata:
+  name: productpage-viewer
+  namespace: default
+spec:
+  selector:
+    matchLabels:
+      app: productpage
+  action: ALLOW
+  rules:
+  - from:
+    - source:
+        principals:
+        - cluster.local/ns/default/sa/bookinfo-gateway-istio
+`)
+	for _, from := range []string{"curl", "reviews-v1"} {
+		eventually(t, time.Minute, from+" refused with exit code 56", func() error {
+			out, err := curlIn(from)
+			if err == nil {
+				return fmt.Errorf("%s still reaches productpage: %.80s", from, out)
+			}
+			if !strings.Contains(err.Error(), "exit code 56") {
+				return fmt.Errorf("%s: not the guide's exit code 56: %v", from, err)
+			}
+			return nil
+		})
+	}
+	// A new connection from the gateway, as the guide's browser makes one.
+	mustKubectl(t, "-n", docsNS, "rollout", "restart", "deployment/bookinfo-gateway-istio")
+	mustKubectl(t, "-n", docsNS, "rollout", "status", "--timeout=5m", "deployment/bookinfo-gateway-istio")
+	gateway = "http://127.0.0.1:" + portForward(t, docsNS, "svc/bookinfo-gateway-istio", "80")
+	eventually(t, time.Minute, "the page through the gateway under the policy", title)
+
+	t.Run("L7 policy and routing through a waypoint", func(t *testing.T) {
+		t.Skip("not runnable here: a waypoint needs istio/proxy's Envoy extensions, and this cluster's Envoy is upstream's (see README, \"Following the Istio docs\")")
 	})
 }
