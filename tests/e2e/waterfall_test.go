@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/tests/waterfallcheck"
 )
 
 // ratingsLate is what the waterfall test adds in front of ratings.
@@ -49,36 +50,6 @@ func startDelayingProxy(t *testing.T, l net.Listener, to string) *delayingProxy 
 }
 
 // waterfallDoc is the part of `bookload compare --format json` read here.
-type waterfallDoc struct {
-	Waterfalls []struct {
-		Path    []string `json:"critical_path"`
-		Targets []struct {
-			Target string `json:"target"`
-			Splits []struct {
-				Metric          string  `json:"metric"`
-				Requests        int64   `json:"requests"`
-				TotalMS         float64 `json:"total_ms"`
-				TotalDifference *struct {
-					MeanMS float64 `json:"mean_ms"`
-				} `json:"total_difference"`
-				Segments []struct {
-					Key        string  `json:"key"`
-					Label      string  `json:"label"`
-					Kind       string  `json:"kind"`
-					MS         float64 `json:"ms"`
-					Parallel   bool    `json:"parallel"`
-					Difference *struct {
-						Pairs  int         `json:"pairs"`
-						MeanMS float64     `json:"mean_ms"`
-						CIMS   *[2]float64 `json:"ci_ms"`
-						Line   string      `json:"line"`
-					} `json:"difference"`
-				} `json:"segments"`
-			} `json:"splits"`
-		} `json:"targets"`
-	} `json:"waterfalls"`
-}
-
 // With ratings answering 20 ms late, the waterfall of /productpage puts the
 // 20 ms (within 5%) on the reviews -> ratings hop and none of it on the
 // other parts; and with no mesh on loopback each hop's residual is logged
@@ -124,7 +95,7 @@ func TestWaterfallPutsALateRatingsOnItsHop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bookload compare: %v", err)
 	}
-	var doc waterfallDoc
+	var doc waterfallcheck.Doc
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -141,48 +112,10 @@ func TestWaterfallPutsALateRatingsOnItsHop(t *testing.T) {
 		}
 	}
 
-	// At p50: the stack (the critical path, whose parts add up to the
-	// latency) puts the delay on the reviews -> ratings hop within 5%, and
-	// no other part of it moves by more than 5% of the delay, or, where
-	// the p50 bucket holds too few requests for that on a busy machine,
-	// its interval holds 0 and stays clear of the delay. A parallel
-	// call (details) is not in the sum and may get faster (its answer no
-	// longer competes with reviews' for productpage's threads), but must
-	// not take the delay. p90 and p99 are logged only: a split is the mean
-	// of the requests in one 1% bucket, with 240 requests a repetition a
-	// few at p90 and one or two at p99, whose parts carry the machine's
-	// noise (milliseconds on 2 shared cores).
-	late := w.Targets[1]
-	tol := 0.05 * float64(ratingsLate.Milliseconds())
-	for _, sp := range late.Splits {
-		for _, seg := range sp.Segments {
-			d := seg.Difference
-			if d == nil {
-				t.Fatalf("%s %s: no difference", sp.Metric, seg.Key)
-			}
-			t.Logf("%s %-24s %+7.3f ms over %d pairs", sp.Metric, seg.Label, d.MeanMS, d.Pairs)
-			want := 0.0
-			if seg.Key == "hop:reviews.ratings" {
-				want = float64(ratingsLate.Milliseconds())
-			}
-			off := d.MeanMS - want
-			if seg.Parallel {
-				off = math.Max(off, 0)
-			}
-			if sp.Metric != "p50" || math.Abs(off) <= tol {
-				continue
-			}
-			// A part off the delayed hop whose bucket is too thin for 5%
-			// passes when its interval holds 0 and stays clear of the delay.
-			if want == 0 && d.CIMS != nil && d.CIMS[0] <= 0 && d.CIMS[1] >= 0 && d.CIMS[1] < float64(ratingsLate.Milliseconds())-tol {
-				t.Logf("  %s: beyond ±%.1f ms but no difference found and none of the delay: %s", seg.Label, tol, d.Line)
-				continue
-			}
-			t.Errorf("%s %s: %+.3f ms, want %.0f ± %.1f: %s", sp.Metric, seg.Label, d.MeanMS, want, tol, d.Line)
-		}
-		if sp.TotalDifference != nil {
-			t.Logf("%s total %+.3f ms (%d requests in the bucket)", sp.Metric, sp.TotalDifference.MeanMS, sp.Requests)
-		}
+	// At p50 the delay lands on the reviews -> ratings hop and nowhere else
+	// (waterfallcheck says how it is judged).
+	for _, f := range waterfallcheck.DelayOnHop(w.Targets[1].Splits, "hop:reviews.ratings", ratingsLate, t.Logf) {
+		t.Error(f)
 	}
 
 	// No mesh on loopback: each hop's residual at p50 against the floor.

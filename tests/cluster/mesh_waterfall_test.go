@@ -1,0 +1,111 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/tests/waterfallcheck"
+)
+
+// ratingsLate is the delay put in front of ratings.
+const ratingsLate = 20 * time.Millisecond
+
+// With ratings answering 20 ms late, the waterfall of /productpage puts the
+// 20 ms on the reviews -> ratings hop and none of it on the others, in the
+// one-node cluster as on loopback (tests/e2e). The delay is Istio's own
+// fault injection, in the sidecar namespace: reviews' sidecar holds each
+// call to ratings 20 ms, so reviews waits 20 ms longer while ratings' own
+// time does not change. (Without a sidecar nothing here can delay one hop
+// alone: ambient's L7 faults need a waypoint.) Runs alternate without and
+// with the rule, through the namespace's bookload agent, paired by position.
+func TestMeshWaterfallPutsALateRatingsOnItsHop(t *testing.T) {
+	needMesh(t)
+	ns := sidecar.ns
+	rule := fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: ratings-late, namespace: %s}
+spec:
+  hosts: [ratings]
+  http:
+  - fault:
+      delay: {percentage: {value: 100}, fixedDelay: %gs}
+    route:
+    - destination: {host: ratings}
+`, ns, ratingsLate.Seconds())
+	defer func() { _, _ = kubectl("-n", ns, "delete", "--ignore-not-found", "virtualservice", "ratings-late") }()
+	// reviews' calls to ratings as reviews makes them (through its sidecar):
+	// three in a row on the right side of the delay, then a few seconds for
+	// the other reviews pods' sidecars to have the same routes.
+	settle := func(late bool) {
+		eventually(t, time.Minute, fmt.Sprintf("reviews' calls to ratings late: %v", late), func() error {
+			for range 3 {
+				out, err := kubectl("-n", ns, "exec", "deploy/reviews-v1", "-c", "reviews", "--",
+					"curl", "-sS", "-m", "5", "-o", "/dev/null", "-w", "%{time_total}", "http://ratings:9080/ratings/0")
+				if err != nil {
+					return err
+				}
+				took, err := strconv.ParseFloat(strings.TrimSpace(out), 64)
+				if err != nil {
+					return err
+				}
+				if (took >= ratingsLate.Seconds()) != late {
+					return fmt.Errorf("a call took %.1f ms", took*1000)
+				}
+			}
+			return nil
+		})
+		time.Sleep(3 * time.Second)
+	}
+
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "waterfall.yaml")
+	if err := os.WriteFile(sc, []byte("name: waterfall\nservice: productpage\npath: /productpage\nwarmup: 1s\nrepetitions: 1\nkeepalive: true\nuniform: true\n"+
+		"profiles:\n  - {name: 30rps-3c, qps: 30, connections: 3, duration: 8s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent := "bookload+http://127.0.0.1:" + portForward(t, ns, "svc/fortio", "8080")
+	var runs []string
+	for i := range 8 {
+		name := "direct"
+		if i%2 == 1 {
+			name = "ratings-late"
+			applyYAML(t, rule)
+		} else {
+			_, _ = kubectl("-n", ns, "delete", "--ignore-not-found", "virtualservice", "ratings-late")
+		}
+		settle(i%2 == 1)
+		out := filepath.Join(dir, fmt.Sprintf("run-%d", i))
+		bookload(t, "run", sc, "--out", out, "--target", name+"="+agent)
+		found, _ := filepath.Glob(filepath.Join(out, "*", "run.json"))
+		if len(found) != 1 {
+			t.Fatalf("run %d: %v", i, found)
+		}
+		runs = append(runs, filepath.Dir(found[0]))
+	}
+	args := append([]string{"compare"}, runs...)
+	var doc waterfallcheck.Doc
+	if err := json.Unmarshal([]byte(bookload(t, append(args, "--baseline", "direct", "--format", "json")...)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Waterfalls) != 1 || len(doc.Waterfalls[0].Targets) != 2 {
+		t.Fatalf("waterfalls: %+v", doc)
+	}
+	w := doc.Waterfalls[0]
+	if strings.Join(w.Path, ",") != "reviews,reviews.ratings" {
+		t.Errorf("critical path %v, want reviews then ratings", w.Path)
+	}
+	if md := bookload(t, append(args, "--baseline", "direct")...); strings.Contains(md, "Where the time goes") {
+		t.Logf("bookload compare:\n%s", md[strings.Index(md, "Where the time goes"):])
+	}
+	for _, f := range waterfallcheck.DelayOnHop(w.Targets[1].Splits, "hop:reviews.ratings", ratingsLate, t.Logf) {
+		t.Error(f)
+	}
+}
