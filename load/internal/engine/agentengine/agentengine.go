@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
@@ -43,7 +43,7 @@ import (
 )
 
 // Name is the engine's name in run.json.
-const Name = agent.EngineName
+const Name = agentwire.EngineName
 
 // InClusterPort is the port of every Bookinfo Service (overlays/base).
 const InClusterPort = 9080
@@ -113,7 +113,7 @@ func basePath(u *url.URL) (string, error) {
 			return "", fmt.Errorf("base path %q: empty, \".\" or \"..\" segment", u.Path)
 		}
 	}
-	for _, fixed := range []string{strings.TrimRight(agent.UIPath, "/"), strings.TrimRight(agent.PathPrefix, "/")} {
+	for _, fixed := range []string{strings.TrimRight(agentwire.UIPath, "/"), strings.TrimRight(agentwire.PathPrefix, "/")} {
 		if strings.HasSuffix(p, fixed) || strings.Contains(p, fixed+"/") {
 			return "", fmt.Errorf("no path to an endpoint allowed: the agent's endpoints are fixed; a path is only a prefix in front of them (e.g. an API server's service proxy, /api/v1/namespaces/NS/services/fortio:8080/proxy)")
 		}
@@ -161,8 +161,8 @@ func (e *Engine) client() *http.Client {
 const apiTimeout = 10 * time.Second
 
 // wire is req as the agent gets it: the target's URL is the in-cluster base.
-func (e *Engine) wire(req engine.Request) agent.RunRequest {
-	w := agent.NewRunRequest(req)
+func (e *Engine) wire(req engine.Request) agentwire.RunRequest {
+	w := agentwire.NewRunRequest(req)
 	w.Target.URL = e.Remote.LoadBase(req.Scenario.Service)
 	return w
 }
@@ -170,7 +170,7 @@ func (e *Engine) wire(req engine.Request) agent.RunRequest {
 // errAgent is an error answer of the agent.
 type errAgent struct {
 	code int
-	agent.ErrorReply
+	agentwire.ErrorReply
 }
 
 func (e *errAgent) Error() string {
@@ -223,12 +223,12 @@ func (e *Engine) call(ctx context.Context, timeout time.Duration, path string, b
 // else, accept every profile of the scenario (and the warmup) within its
 // limits, and get an HTTP answer from the in-cluster URL.
 func (e *Engine) Check(ctx context.Context, req engine.Request) error {
-	data, err := e.call(ctx, apiTimeout, agent.StatusPath, nil)
+	data, err := e.call(ctx, apiTimeout, agentwire.StatusPath, nil)
 	if err != nil {
 		return fmt.Errorf("target %s: no bookload agent answers at %s (%w); is the port-forward running, and is the pod the agent "+
 			"(overlays/components/bookload-agent)? e.g. kubectl -n bookinfo-ambient port-forward svc/fortio 8080:8080", req.Target.Name, e.Remote.API, err)
 	}
-	var st agent.StatusReply
+	var st agentwire.StatusReply
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("target %s: %s does not answer as a bookload agent: %w", req.Target.Name, e.Remote.API, err)
 	}
@@ -248,7 +248,7 @@ func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 	}
 	for _, c := range checks {
 		wire := e.wire(c)
-		data, err := e.call(ctx, s.Timeout.Std()+apiTimeout, agent.CheckPath, wire)
+		data, err := e.call(ctx, s.Timeout.Std()+apiTimeout, agentwire.CheckPath, wire)
 		var ae *errAgent
 		switch {
 		case errors.As(err, &ae) && ae.code == http.StatusBadGateway:
@@ -256,7 +256,7 @@ func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 		case err != nil:
 			return fmt.Errorf("target %s: the agent at %s refuses profile %s: %w", req.Target.Name, e.Remote.API, c.Profile.Name, err)
 		}
-		var cr agent.CheckReply
+		var cr agentwire.CheckReply
 		if err := json.Unmarshal(data, &cr); err != nil {
 			return fmt.Errorf("target %s: check reply of the agent at %s: %w", req.Target.Name, e.Remote.API, err)
 		}
@@ -273,7 +273,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 		defer close(done)
 		go e.progress(ctx, done, begin, live)
 	}
-	data, err := e.call(ctx, agent.Bound(&wire)+apiTimeout, agent.RunPath, wire)
+	data, err := e.call(ctx, agentwire.Bound(&wire)+apiTimeout, agentwire.RunPath, wire)
 	if ctx.Err() != nil {
 		// Closing the connection stops the run in the agent; in case a
 		// port-forward kept the agent's side open, it is also stopped the way
@@ -289,20 +289,20 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 
 // stop stops the agent's run of w, if it still runs, through fortio's
 // /fortio/rest/stop (the agent lists its runs there) and waits for it.
-func (e *Engine) stop(w agent.RunRequest) {
+func (e *Engine) stop(w agentwire.RunRequest) {
 	ctx := context.Background()
-	data, err := e.call(ctx, apiTimeout, agent.StatusPath, nil)
+	data, err := e.call(ctx, apiTimeout, agentwire.StatusPath, nil)
 	if err != nil {
 		return
 	}
-	var st agent.StatusReply
+	var st agentwire.StatusReply
 	if json.Unmarshal(data, &st) != nil || st.Run == nil || st.Run.FortioRunID == 0 ||
 		st.Run.Scenario != w.Scenario.Name || st.Run.Target != w.Target.Name || st.Run.Profile != w.Profile.Name || st.Run.Repetition != w.Repetition {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.Scenario.Timeout.Std()+apiTimeout)
 	defer cancel()
-	u := fmt.Sprintf("%s%srest/stop?runid=%d&wait=on", e.Remote.API, agent.UIPath, st.Run.FortioRunID)
+	u := fmt.Sprintf("%s%srest/stop?runid=%d&wait=on", e.Remote.API, agentwire.UIPath, st.Run.FortioRunID)
 	if hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil); err == nil {
 		if resp, err := e.client().Do(hr); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
@@ -326,8 +326,8 @@ func (e *Engine) progress(ctx context.Context, done <-chan struct{}, begin time.
 		case <-tick.C:
 		}
 		l := engine.Live{Elapsed: time.Since(begin), Requests: -1, Errors: -1}
-		if data, err := e.call(ctx, poll*4, agent.StatusPath, nil); err == nil {
-			var st agent.StatusReply
+		if data, err := e.call(ctx, poll*4, agentwire.StatusPath, nil); err == nil {
+			var st agentwire.StatusReply
 			if json.Unmarshal(data, &st) == nil && st.Run != nil {
 				l.Requests, l.Errors = st.Run.Requests, st.Run.Errors
 			}

@@ -17,8 +17,8 @@ import (
 
 	flog "fortio.org/log"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agenttest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/agentengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
@@ -460,7 +460,7 @@ func TestThroughServiceProxyPath(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, p := range []string{agent.StatusPath, agent.CheckPath, agent.RunPath} {
+	for _, p := range []string{agentwire.StatusPath, agentwire.CheckPath, agentwire.RunPath} {
 		if seen[p] == 0 {
 			t.Errorf("%s never reached the agent through %s (seen %v)", p, prefix, seen)
 		}

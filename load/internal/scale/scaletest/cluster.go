@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube/kubetest"
@@ -66,7 +67,7 @@ func New(o Options) *Cluster {
 		a.Namespaces = append(a.Namespaces, kube.Object{Name: ns, Labels: map[string]string{scale.ScaleLabel: "true", scale.ModeLabel: o.Mode}})
 		srv := agent.NewServer(agent.DefaultLimits, nil)
 		srv.Standalone = true
-		h := srv.Handler(http.NotFoundHandler(), agent.UIPath)
+		h := srv.Handler(http.NotFoundHandler(), agentwire.UIPath)
 		if o.Wrap != nil {
 			h = o.Wrap(ns, h)
 		}
