@@ -22,6 +22,7 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/agentengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/registry"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -78,7 +79,7 @@ func TestParseURL(t *testing.T) {
 	if _, err := loadtarget.Parse("a=bookload+http://127.0.0.1:8080?url=http://details:9080"); err != nil {
 		t.Error(err)
 	}
-	if e, err := runner.DefaultEngine(loadtarget.Target{Name: "a", URL: "bookload+http://h:8080"}); err != nil || e.Name() != agentengine.Name {
+	if e, err := registry.ByScheme(loadtarget.Target{Name: "a", URL: "bookload+http://h:8080"}); err != nil || e.Name() != agentengine.Name {
 		t.Errorf("bookload+http picks %v %v", e, err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 
 // TestRunnerStoresAndCompares: `bookload run` with two fortio+http targets
 // (one in-process fortio server, two apps of different latency through
-// ?url=) goes through runner.DefaultEngine, stores repetitions like local
+// ?url=) goes through the engine registry's choice by scheme, stores repetitions like local
 // runs, and compare reads them, finds the slower one and says how precise
 // the numbers are.
 func TestRunnerStoresAndCompares(t *testing.T) {
