@@ -16,6 +16,7 @@ import (
 	flog "fortio.org/log"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
 )
 
@@ -85,7 +86,7 @@ func runAgent(args []string) int {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := &http.Server{
-		Handler:           agent.NewServer(lim, logger).Handler(agent.Proxy(fortioURL), agent.UIPath),
+		Handler:           agent.NewServer(lim, logger).Handler(agent.Proxy(fortioURL), agentwire.UIPath),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}

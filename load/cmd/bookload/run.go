@@ -13,6 +13,7 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/registry"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -108,9 +109,9 @@ func runCmd(args []string) int {
 	costInterval := fs.Duration("cost-interval", 0, "with --cluster-cost: time between samples inside a window (default 5s)")
 	prometheus := fs.String("prometheus", "", "with --cluster-cost: `URL` of a Prometheus scraping the kubelets' cAdvisor metrics, the cost's source instead of the kubelet summary API")
 	cl := addClusterFlags(fs)
-	engineName := fs.String("engine", "auto", "load generator for http(s) targets: auto (by URL scheme: fortio in-process for http/https), fortio, or k6 (the k6 binary; see load/README.md)")
+	engineName := fs.String("engine", registry.Auto, registry.FlagHelp())
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine auto|fortio|k6] [--out DIR] [--repetitions N] [--label k=v]...")
+		fmt.Fprintf(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine %s] [--out DIR] [--repetitions N] [--label k=v]...\n", strings.Join(registry.Names(), "|"))
 		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench|waterfall-csv]")
 		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C] [--prometheus URL]]")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
@@ -127,7 +128,7 @@ func runCmd(args []string) int {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)
 		return 1
 	}
-	engineFor, err := runner.EngineNamed(*engineName)
+	engineFor, err := registry.Named(*engineName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)
 		return 2

@@ -11,10 +11,8 @@ import (
 
 	"fortio.org/fortio/fhttp"
 	"fortio.org/fortio/ui"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 )
-
-// UIPath is fortio's UI and REST prefix, as the stock fortio server has it.
-const UIPath = "/fortio/"
 
 var (
 	fortioOnce sync.Once
@@ -50,7 +48,7 @@ func startFortio(dataDir string) (*url.URL, error) {
 		ok := ui.Serve(&ui.ServerConfig{
 			Port:           addr,
 			DebugPath:      "/debug",
-			UIPath:         UIPath,
+			UIPath:         agentwire.UIPath,
 			DataDir:        dataDir,
 			PercentileList: []float64{50, 75, 90, 99, 99.9},
 			TLSOptions:     &fhttp.TLSOptions{},

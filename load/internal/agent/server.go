@@ -17,6 +17,7 @@ import (
 	"fortio.org/fortio/fhttp"
 	"fortio.org/fortio/rapi"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -30,7 +31,7 @@ const maxBody = 1 << 20
 // overlapping. One run at a time: a second gets 409, never a queue, because
 // two load runs in one pod would measure each other.
 type Server struct {
-	Limits Limits
+	Limits agentwire.Limits
 	// Log receives one line per run and per refused request; nil discards.
 	Log *log.Logger
 	// Standalone serves bookload's endpoints without fortio's REST API next
@@ -42,11 +43,11 @@ type Server struct {
 
 	running sync.Mutex // held for the whole of a run
 	mu      sync.Mutex // guards current
-	current *RunInfo
+	current *agentwire.RunInfo
 }
 
 // NewServer returns a server with the given limits.
-func NewServer(lim Limits, logger *log.Logger) *Server {
+func NewServer(lim agentwire.Limits, logger *log.Logger) *Server {
 	if logger == nil {
 		logger = log.New(io.Discard, "", 0)
 	}
@@ -58,16 +59,16 @@ func NewServer(lim Limits, logger *log.Logger) *Server {
 // rest/run under uiPath is refused with 409 while a bookload run is going.
 func (s *Server) Handler(fortio http.Handler, uiPath string) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc(StatusPath, s.status)
-	mux.HandleFunc(CheckPath, s.check)
-	mux.HandleFunc(RunPath, s.run)
-	mux.HandleFunc(PathPrefix, func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusNotFound, ErrorReply{Error: fmt.Sprintf("no endpoint %s (have %s, %s, %s)", r.URL.Path, StatusPath, CheckPath, RunPath)})
+	mux.HandleFunc(agentwire.StatusPath, s.status)
+	mux.HandleFunc(agentwire.CheckPath, s.check)
+	mux.HandleFunc(agentwire.RunPath, s.run)
+	mux.HandleFunc(agentwire.PathPrefix, func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusNotFound, agentwire.ErrorReply{Error: fmt.Sprintf("no endpoint %s (have %s, %s, %s)", r.URL.Path, agentwire.StatusPath, agentwire.CheckPath, agentwire.RunPath)})
 	})
 	mux.HandleFunc(uiPath+rapi.RestRunURI, func(w http.ResponseWriter, r *http.Request) {
 		if info := s.info(); info != nil {
 			// fortio's own error shape, so fortio's REST clients read it.
-			reply(w, http.StatusConflict, map[string]any{"error": true, "message": "bookload agent busy running " + info.describe()})
+			reply(w, http.StatusConflict, map[string]any{"error": true, "message": "bookload agent busy running " + describe(info)})
 			return
 		}
 		fortio.ServeHTTP(w, r)
@@ -76,7 +77,7 @@ func (s *Server) Handler(fortio http.Handler, uiPath string) http.Handler {
 	return mux
 }
 
-func (i *RunInfo) describe() string {
+func describe(i *agentwire.RunInfo) string {
 	rep := "warmup"
 	if i.Repetition > 0 {
 		rep = "rep " + strconv.Itoa(i.Repetition)
@@ -84,7 +85,7 @@ func (i *RunInfo) describe() string {
 	return fmt.Sprintf("%s %s %s %s against %s since %s", i.Scenario, i.Target, i.Profile, rep, i.URL, i.Started.UTC().Format(time.RFC3339))
 }
 
-func (s *Server) info() *RunInfo {
+func (s *Server) info() *agentwire.RunInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.current == nil {
@@ -94,7 +95,7 @@ func (s *Server) info() *RunInfo {
 	return &c
 }
 
-func (s *Server) setInfo(i *RunInfo) {
+func (s *Server) setInfo(i *agentwire.RunInfo) {
 	s.mu.Lock()
 	s.current = i
 	s.mu.Unlock()
@@ -111,7 +112,7 @@ func reply(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, e ErrorReply) {
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, e agentwire.ErrorReply) {
 	s.Log.Printf("%s %s from %s: %d %s", r.Method, r.URL.Path, r.RemoteAddr, code, e.Error)
 	reply(w, code, e)
 }
@@ -119,11 +120,11 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, e Erro
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		s.refuse(w, r, http.StatusMethodNotAllowed, ErrorReply{Error: r.Method + " not allowed: use GET"})
+		s.refuse(w, r, http.StatusMethodNotAllowed, agentwire.ErrorReply{Error: r.Method + " not allowed: use GET"})
 		return
 	}
 	info := s.info()
-	reply(w, http.StatusOK, StatusReply{
+	reply(w, http.StatusOK, agentwire.StatusReply{
 		Busy: info != nil, Run: info, FortioRuns: len(rapi.GetAllRuns()), Limits: s.Limits,
 		Tool: results.CurrentTool(), Machine: results.CurrentMachine(),
 	})
@@ -131,23 +132,23 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 
 // readRequest reads and validates the body of check and run; it has
 // answered (and returns nil) when the request is bad.
-func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) *RunRequest {
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) *agentwire.RunRequest {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		s.refuse(w, r, http.StatusMethodNotAllowed, ErrorReply{Error: r.Method + " not allowed: POST a JSON RunRequest"})
+		s.refuse(w, r, http.StatusMethodNotAllowed, agentwire.ErrorReply{Error: r.Method + " not allowed: POST a JSON RunRequest"})
 		return nil
 	}
 	req, ferr := decode(http.MaxBytesReader(w, r.Body, maxBody))
 	if ferr != nil {
 		if strings.Contains(ferr.msg, "request body too large") {
-			s.refuse(w, r, http.StatusRequestEntityTooLarge, ErrorReply{Error: fmt.Sprintf("body over %d bytes", maxBody)})
+			s.refuse(w, r, http.StatusRequestEntityTooLarge, agentwire.ErrorReply{Error: fmt.Sprintf("body over %d bytes", maxBody)})
 			return nil
 		}
-		s.refuse(w, r, http.StatusBadRequest, ErrorReply{Error: ferr.Error(), Field: ferr.field})
+		s.refuse(w, r, http.StatusBadRequest, agentwire.ErrorReply{Error: ferr.Error(), Field: ferr.field})
 		return nil
 	}
 	if ferr := validate(req, s.Limits); ferr != nil {
-		s.refuse(w, r, http.StatusBadRequest, ErrorReply{Error: ferr.Error(), Field: ferr.field})
+		s.refuse(w, r, http.StatusBadRequest, agentwire.ErrorReply{Error: ferr.Error(), Field: ferr.field})
 		return nil
 	}
 	return req
@@ -165,7 +166,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		s.refuse(w, r, http.StatusBadRequest, ErrorReply{Error: err.Error(), Field: "target.url"})
+		s.refuse(w, r, http.StatusBadRequest, agentwire.ErrorReply{Error: err.Error(), Field: "target.url"})
 		return
 	}
 	for _, h := range req.Scenario.Headers {
@@ -177,19 +178,12 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
-		s.refuse(w, r, http.StatusBadGateway, ErrorReply{Error: fmt.Sprintf("%s does not answer from the agent: %v", u, err)})
+		s.refuse(w, r, http.StatusBadGateway, agentwire.ErrorReply{Error: fmt.Sprintf("%s does not answer from the agent: %v", u, err)})
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	_ = resp.Body.Close()
-	reply(w, http.StatusOK, CheckReply{URL: u, Status: resp.StatusCode})
-}
-
-// Bound is the longest a run of req may take before the agent stops it:
-// the duration, then the requests in flight (each bounded by the timeout),
-// with a margin. The client waits as long plus its own margin.
-func Bound(req *RunRequest) time.Duration {
-	return req.Profile.Duration.Std() + 2*req.Scenario.Timeout.Std() + 30*time.Second
+	reply(w, http.StatusOK, agentwire.CheckReply{URL: u, Status: resp.StatusCode})
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
@@ -200,9 +194,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	if !s.running.TryLock() {
 		msg := "another run is in progress"
 		if info := s.info(); info != nil {
-			msg = "another run is in progress (" + info.describe() + ")"
+			msg = "another run is in progress (" + describe(info) + ")"
 		}
-		s.refuse(w, r, http.StatusConflict, ErrorReply{Error: msg + "; one run at a time (two would measure each other)"})
+		s.refuse(w, r, http.StatusConflict, agentwire.ErrorReply{Error: msg + "; one run at a time (two would measure each other)"})
 		return
 	}
 	defer s.running.Unlock()
@@ -212,19 +206,19 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 			ids = append(ids, strconv.FormatInt(id, 10))
 		}
 		sort.Strings(ids)
-		s.refuse(w, r, http.StatusConflict, ErrorReply{Error: "fortio's REST API is running load (run " + strings.Join(ids, ", ") + "); wait for it or stop it (/fortio/rest/stop)"})
+		s.refuse(w, r, http.StatusConflict, agentwire.ErrorReply{Error: "fortio's REST API is running load (run " + strings.Join(ids, ", ") + "); wait for it or stop it (/fortio/rest/stop)"})
 		return
 	}
 
 	ereq := req.EngineRequest()
-	info := &RunInfo{
+	info := &agentwire.RunInfo{
 		Scenario: req.Scenario.Name, Target: req.Target.Name, Profile: req.Profile.Name,
 		Repetition: req.Repetition, URL: req.Target.RequestURL(req.Scenario.Path), Started: time.Now(),
 	}
 	s.setInfo(info)
 	defer s.setInfo(nil)
 
-	ctx, cancel := context.WithTimeout(r.Context(), Bound(req))
+	ctx, cancel := context.WithTimeout(r.Context(), agentwire.Bound(req))
 	defer cancel()
 	var stoppedByFortio bool
 	eng := &fortioengine.Engine{Started: func(o *fhttp.HTTPRunnerOptions) func() {
@@ -252,7 +246,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	if s.Standalone {
 		eng.Started = nil
 	}
-	s.Log.Printf("run %s: started (%v qps, %d connections, %s)", info.describe(), req.Profile.QPS, req.Profile.Connections, req.Profile.Duration)
+	s.Log.Printf("run %s: started (%v qps, %d connections, %s)", describe(info), req.Profile.QPS, req.Profile.Connections, req.Profile.Duration)
 	live := func(l engine.Live) {
 		s.mu.Lock()
 		if s.current != nil {
@@ -263,28 +257,28 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	res, err := eng.Run(ctx, ereq, live)
 	switch {
 	case err != nil:
-		s.refuse(w, r, http.StatusInternalServerError, ErrorReply{Error: "load failed: " + err.Error()})
+		s.refuse(w, r, http.StatusInternalServerError, agentwire.ErrorReply{Error: "load failed: " + err.Error()})
 		return
 	case r.Context().Err() != nil:
-		s.Log.Printf("run %s: client went away, stopped after %v", info.describe(), time.Since(info.Started).Round(time.Millisecond))
+		s.Log.Printf("run %s: client went away, stopped after %v", describe(info), time.Since(info.Started).Round(time.Millisecond))
 		return
 	case res.Interrupted && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		s.refuse(w, r, http.StatusInternalServerError, ErrorReply{Error: fmt.Sprintf("run still going after %v, stopped", Bound(req))})
+		s.refuse(w, r, http.StatusInternalServerError, agentwire.ErrorReply{Error: fmt.Sprintf("run still going after %v, stopped", agentwire.Bound(req))})
 		return
 	case res.Interrupted || stoppedByFortio:
-		s.refuse(w, r, http.StatusConflict, ErrorReply{Error: "the run was stopped (fortio's /fortio/rest/stop or the agent shutting down); not kept"})
+		s.refuse(w, r, http.StatusConflict, agentwire.ErrorReply{Error: "the run was stopped (fortio's /fortio/rest/stop or the agent shutting down); not kept"})
 		return
 	}
 	rep, err := results.NewRep(ereq, res, results.CurrentTool(), results.CurrentMachine())
 	if err == nil {
 		var doc []byte
 		if doc, err = results.RepDocument(rep, res.Native); err == nil {
-			s.Log.Printf("run %s: done, %d requests, %d errors, %.1f qps", info.describe(), res.Requests, res.Errors, res.ActualQPS)
+			s.Log.Printf("run %s: done, %d requests, %d errors, %.1f qps", describe(info), res.Requests, res.Errors, res.ActualQPS)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", strconv.Itoa(len(doc)))
 			_, _ = w.Write(doc)
 			return
 		}
 	}
-	s.refuse(w, r, http.StatusInternalServerError, ErrorReply{Error: "encoding the result: " + err.Error()})
+	s.refuse(w, r, http.StatusInternalServerError, agentwire.ErrorReply{Error: "encoding the result: " + err.Error()})
 }

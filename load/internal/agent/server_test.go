@@ -14,8 +14,8 @@ import (
 
 	flog "fortio.org/log"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agenttest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 )
 
 func TestMain(m *testing.M) {
@@ -110,10 +110,10 @@ func TestBadRequests(t *testing.T) {
 		{"repetition", strings.Replace(good, `"repetition":1`, `"repetition":-1`, 1), "repetition", ">= 0", 400},
 		{"too big", `{"labels":{"a":"` + strings.Repeat("x", 2<<20) + `"}}`, "", "body over", 413},
 	}
-	for _, path := range []string{agent.RunPath, agent.CheckPath} {
+	for _, path := range []string{agentwire.RunPath, agentwire.CheckPath} {
 		for _, c := range cases {
 			code, data := post(t, context.Background(), a.URL+path, c.body)
-			var e agent.ErrorReply
+			var e agentwire.ErrorReply
 			if err := json.Unmarshal(data, &e); err != nil {
 				t.Errorf("%s %s: not an ErrorReply: %s", path, c.name, data)
 				continue
@@ -127,22 +127,22 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("the target got %d requests from refused requests; want none", got)
 	}
 	// Wrong method, unknown endpoint.
-	if code := get(t, a.URL+agent.RunPath, nil); code != http.StatusMethodNotAllowed {
-		t.Errorf("GET %s: %d, want 405", agent.RunPath, code)
+	if code := get(t, a.URL+agentwire.RunPath, nil); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET %s: %d, want 405", agentwire.RunPath, code)
 	}
-	if code := get(t, a.URL+agent.PathPrefix+"nope", nil); code != http.StatusNotFound {
-		t.Errorf("GET %snope: %d, want 404", agent.PathPrefix, code)
+	if code := get(t, a.URL+agentwire.PathPrefix+"nope", nil); code != http.StatusNotFound {
+		t.Errorf("GET %snope: %d, want 404", agentwire.PathPrefix, code)
 	}
 	// The same good request is accepted by check: one GET to the target.
-	code, data := post(t, context.Background(), a.URL+agent.CheckPath, good)
-	var cr agent.CheckReply
+	code, data := post(t, context.Background(), a.URL+agentwire.CheckPath, good)
+	var cr agentwire.CheckReply
 	if err := json.Unmarshal(data, &cr); code != 200 || err != nil || cr.Status != 200 || cr.URL != target.URL+"/x" || n.Load() != 1 {
 		t.Errorf("check of a good request: %d %s (target got %d requests)", code, data, n.Load())
 	}
 	// A target that does not answer: 502.
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
-	code, data = post(t, context.Background(), a.URL+agent.CheckPath, body(dead.URL, 10, 1, "1s"))
+	code, data = post(t, context.Background(), a.URL+agentwire.CheckPath, body(dead.URL, 10, 1, "1s"))
 	if code != http.StatusBadGateway || !strings.Contains(string(data), "does not answer") {
 		t.Errorf("check of a dead target: %d %s, want 502", code, data)
 	}
@@ -150,19 +150,19 @@ func TestBadRequests(t *testing.T) {
 
 // waitBusy polls the agent's status until a run is going (listed in
 // fortio's REST status too).
-func waitBusy(t *testing.T, u string) agent.StatusReply {
+func waitBusy(t *testing.T, u string) agentwire.StatusReply {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		var st agent.StatusReply
-		get(t, u+agent.StatusPath, &st)
+		var st agentwire.StatusReply
+		get(t, u+agentwire.StatusPath, &st)
 		if st.Busy && st.Run != nil && st.Run.FortioRunID != 0 {
 			return st
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the agent never reported the run as busy")
-	return agent.StatusReply{}
+	return agentwire.StatusReply{}
 }
 
 // TestOneRunAtATime: while a run goes, a second run gets 409, as does a run
@@ -177,14 +177,14 @@ func TestOneRunAtATime(t *testing.T) {
 	}
 	first := make(chan answer, 1)
 	go func() {
-		code, data := post(t, context.Background(), a.URL+agent.RunPath, body(target.URL, 50, 2, "1500ms"))
+		code, data := post(t, context.Background(), a.URL+agentwire.RunPath, body(target.URL, 50, 2, "1500ms"))
 		first <- answer{code, data}
 	}()
 	st := waitBusy(t, a.URL)
 	if st.Run == nil || st.Run.Scenario != "t" || st.Run.Target != "a" || st.Run.FortioRunID == 0 || st.FortioRuns != 1 {
 		t.Errorf("status during the run: %+v", st)
 	}
-	code, data := post(t, context.Background(), a.URL+agent.RunPath, body(target.URL, 10, 1, "1s"))
+	code, data := post(t, context.Background(), a.URL+agentwire.RunPath, body(target.URL, 10, 1, "1s"))
 	if code != http.StatusConflict || !strings.Contains(string(data), "another run is in progress") {
 		t.Errorf("second run: %d %s, want 409", code, data)
 	}
@@ -220,8 +220,8 @@ func TestOneRunAtATime(t *testing.T) {
 		t.Errorf("first run's document: %d requests, engine %q, corrected histogram %d bytes, fortio histogram %d bytes",
 			doc.Bookload.Requests, doc.Bookload.Engine, len(doc.Bookload.Latency.Corrected.HdrHistogram), len(doc.DurationHistogram))
 	}
-	var after agent.StatusReply
-	get(t, a.URL+agent.StatusPath, &after)
+	var after agentwire.StatusReply
+	get(t, a.URL+agentwire.StatusPath, &after)
 	if after.Busy || after.FortioRuns != 0 {
 		t.Errorf("status after the run: %+v", after)
 	}
@@ -236,7 +236,7 @@ func TestClientGoneStopsRun(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		post(t, ctx, a.URL+agent.RunPath, body(target.URL, 50, 2, "30s"))
+		post(t, ctx, a.URL+agentwire.RunPath, body(target.URL, 50, 2, "30s"))
 	}()
 	waitBusy(t, a.URL)
 	time.Sleep(200 * time.Millisecond)
@@ -244,8 +244,8 @@ func TestClientGoneStopsRun(t *testing.T) {
 	<-done
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var st agent.StatusReply
-		get(t, a.URL+agent.StatusPath, &st)
+		var st agentwire.StatusReply
+		get(t, a.URL+agentwire.StatusPath, &st)
 		if !st.Busy && st.FortioRuns == 0 {
 			break
 		}
@@ -270,7 +270,7 @@ func TestFortioStopStopsRun(t *testing.T) {
 	}
 	res := make(chan answer, 1)
 	go func() {
-		code, data := post(t, context.Background(), a.URL+agent.RunPath, body(target.URL, 50, 2, "30s"))
+		code, data := post(t, context.Background(), a.URL+agentwire.RunPath, body(target.URL, 50, 2, "30s"))
 		res <- answer{code, data}
 	}()
 	waitBusy(t, a.URL)

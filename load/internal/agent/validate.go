@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"fortio.org/fortio/fhttp"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -32,10 +33,10 @@ func bad(field, format string, args ...any) *fieldError {
 
 // decode reads a RunRequest strictly: unknown fields and trailing data are
 // errors, and a value of the wrong type is named by its path.
-func decode(r io.Reader) (*RunRequest, *fieldError) {
+func decode(r io.Reader) (*agentwire.RunRequest, *fieldError) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	var req RunRequest
+	var req agentwire.RunRequest
 	if err := dec.Decode(&req); err != nil {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError
@@ -71,7 +72,7 @@ func typeName(te *json.UnmarshalTypeError) string {
 
 // validate checks req against what `bookload run` would accept from a
 // scenario file and against the agent's limits.
-func validate(req *RunRequest, lim Limits) *fieldError {
+func validate(req *agentwire.RunRequest, lim agentwire.Limits) *fieldError {
 	s := req.Scenario
 	if s == nil {
 		return bad("scenario", "required")

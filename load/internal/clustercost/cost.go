@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 )
 
 // SummarySource is cluster_cost.source of the kubelet summary API.
@@ -133,7 +131,7 @@ type Snapshot struct {
 }
 
 // NewSnapshot makes a snapshot from summaries taken at about the same time.
-func NewSnapshot(at time.Time, sums []*kube.Summary) Snapshot {
+func NewSnapshot(at time.Time, sums []*KubeletSummary) Snapshot {
 	s := Snapshot{At: at, cpu: map[key]point{}, mem: map[key]uint64{}}
 	for _, sum := range sums {
 		if sum == nil {

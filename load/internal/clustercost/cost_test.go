@@ -5,16 +5,13 @@ import (
 	"math"
 	"testing"
 	"time"
-
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube/kubetest"
 )
 
 var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 
 func sec(s float64) uint64 { return uint64(s * 1e9) }
 
-func summary(pods ...kube.PodStats) *kube.Summary { return &kube.Summary{Pods: pods} }
+func summary(pods ...PodStats) *KubeletSummary { return &KubeletSummary{Pods: pods} }
 
 func classifier() *Classifier {
 	c := NewClassifier([]string{"scale-1", "scale-2"})
@@ -56,25 +53,25 @@ func TestCostAcrossARestart(t *testing.T) {
 	restart := t0.Add(5 * time.Second)
 	old := t0.Add(-time.Hour)
 	first := summary(
-		kubetest.Pod("scale-1", "ratings-0", kubetest.Container("ratings", old, sec(100), 100<<20), kubetest.Container("istio-proxy", old, sec(50), 40<<20)),
-		kubetest.Pod("istio-system", "ztunnel-x", kubetest.Container("istio-proxy", old, sec(7), 30<<20)),
+		NewPodStats("scale-1", "ratings-0", NewContainerStats("ratings", old, sec(100), 100<<20), NewContainerStats("istio-proxy", old, sec(50), 40<<20)),
+		NewPodStats("istio-system", "ztunnel-x", NewContainerStats("istio-proxy", old, sec(7), 30<<20)),
 	)
 	mid := summary(
-		kubetest.Pod("scale-1", "ratings-0", kubetest.Container("ratings", old, sec(102), 120<<20), kubetest.Container("istio-proxy", old, sec(51), 60<<20)),
-		kubetest.Pod("istio-system", "ztunnel-x", kubetest.Container("istio-proxy", old, sec(7.5), 30<<20)),
+		NewPodStats("scale-1", "ratings-0", NewContainerStats("ratings", old, sec(102), 120<<20), NewContainerStats("istio-proxy", old, sec(51), 60<<20)),
+		NewPodStats("istio-system", "ztunnel-x", NewContainerStats("istio-proxy", old, sec(7.5), 30<<20)),
 	)
 	last := summary(
-		kubetest.Pod("scale-1", "ratings-0", kubetest.Container("ratings", old, sec(104), 110<<20), kubetest.Container("istio-proxy", restart, sec(1.5), 20<<20)),
-		kubetest.Pod("istio-system", "ztunnel-x", kubetest.Container("istio-proxy", old, sec(8), 30<<20)),
+		NewPodStats("scale-1", "ratings-0", NewContainerStats("ratings", old, sec(104), 110<<20), NewContainerStats("istio-proxy", restart, sec(1.5), 20<<20)),
+		NewPodStats("istio-system", "ztunnel-x", NewContainerStats("istio-proxy", old, sec(8), 30<<20)),
 		// a new app pod, started in the window
-		kubetest.Pod("scale-2", "ratings-1", kubetest.Container("ratings", t0.Add(3*time.Second), sec(0.25), 10<<20)),
+		NewPodStats("scale-2", "ratings-1", NewContainerStats("ratings", t0.Add(3*time.Second), sec(0.25), 10<<20)),
 		// an old pod first seen now (its node failed before): not counted
-		kubetest.Pod("scale-2", "ratings-2", kubetest.Container("ratings", old, sec(500), 10<<20)),
+		NewPodStats("scale-2", "ratings-2", NewContainerStats("ratings", old, sec(500), 10<<20)),
 	)
 	a := NewAccumulator(t0)
-	a.Add(NewSnapshot(t0, []*kube.Summary{first}))
-	a.Add(NewSnapshot(t0.Add(5*time.Second), []*kube.Summary{mid}))
-	a.Add(NewSnapshot(t0.Add(10*time.Second), []*kube.Summary{last}))
+	a.Add(NewSnapshot(t0, []*KubeletSummary{first}))
+	a.Add(NewSnapshot(t0.Add(5*time.Second), []*KubeletSummary{mid}))
+	a.Add(NewSnapshot(t0.Add(10*time.Second), []*KubeletSummary{last}))
 	c := a.Cost(classifier())
 	near := func(what string, got, want float64) {
 		t.Helper()
@@ -103,8 +100,8 @@ func TestCostAcrossARestart(t *testing.T) {
 
 	// Stored and read back, "n/a" included.
 	none := NewAccumulator(t0)
-	none.Add(NewSnapshot(t0, []*kube.Summary{summary(kubetest.Pod("scale-1", "ratings-0", kubetest.Container("ratings", old, sec(1), 1)))}))
-	none.Add(NewSnapshot(t0.Add(time.Second), []*kube.Summary{summary(kubetest.Pod("scale-1", "ratings-0", kubetest.Container("ratings", old, sec(2), 1)))}))
+	none.Add(NewSnapshot(t0, []*KubeletSummary{summary(NewPodStats("scale-1", "ratings-0", NewContainerStats("ratings", old, sec(1), 1)))}))
+	none.Add(NewSnapshot(t0.Add(time.Second), []*KubeletSummary{summary(NewPodStats("scale-1", "ratings-0", NewContainerStats("ratings", old, sec(2), 1)))}))
 	nm := none.Cost(classifier())
 	nm.SetRequests(10)
 	b, err := json.Marshal(map[string]any{"cluster_cost": nm})

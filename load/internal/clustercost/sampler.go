@@ -40,11 +40,11 @@ func (s *Sampler) Snapshot(ctx context.Context) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("cluster cost: the API server lists no nodes")
 	}
 	at := s.now()
-	sums := make([]*kube.Summary, len(nodes))
+	sums := make([]*KubeletSummary, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Go(func() { sums[i], errs[i] = s.API.NodeSummary(ctx, n) })
+		wg.Go(func() { sums[i], errs[i] = NodeSummary(ctx, s.API, n) })
 	}
 	wg.Wait()
 	snap := NewSnapshot(at, sums)

@@ -1,8 +1,8 @@
 // Package kube is the little of the Kubernetes API that bookload needs, over
 // plain HTTP and JSON through an API server proxy (`kubectl proxy`, which
 // bookload starts itself or is given): namespaces by label selector, nodes,
-// pods by label selector, and each node's kubelet summary (CPU and memory of
-// every container). No client library: a scale run reaches everything
+// pods by label selector, and a GET of any path (package clustercost reads
+// each node's kubelet summary with it). No client library: a scale run reaches everything
 // through the one proxy, the same way it reaches the load clients (the API
 // server's service proxy).
 package kube

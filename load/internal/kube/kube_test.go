@@ -35,7 +35,8 @@ func TestNaturalOrderAndSelectors(t *testing.T) {
 	if strings.Join(xs, " ") != "a2 a10 a10b2 a10b10 b" {
 		t.Errorf("natural order %v", xs)
 	}
-	if _, err := api.NodeSummary(context.Background(), "n1"); err == nil || !strings.Contains(err.Error(), "HTTP 500") {
+	var v any
+	if err := api.Get(context.Background(), "/api/v1/nodes/n1/proxy/stats/summary", nil, &v); err == nil || !strings.Contains(err.Error(), "HTTP 500") {
 		t.Errorf("summary error %v", err)
 	}
 	if got := kube.ServiceProxyPath("ns-1", "fortio:8080"); got != "/api/v1/namespaces/ns-1/services/fortio:8080/proxy" {

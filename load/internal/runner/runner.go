@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/agentengine"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/registry"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -30,26 +28,11 @@ type Config struct {
 	Repetitions int               // 0: the scenario's
 	Out         string            // results directory; a run directory is made in it
 	Labels      map[string]string // recorded in run.json and every repetition
-	// EngineFor picks the engine of a target; nil means DefaultEngine.
+	// EngineFor picks the engine of a target; nil means registry.ByScheme.
 	EngineFor func(loadtarget.Target) (engine.Engine, error)
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer
 	Now      func() time.Time
-}
-
-// DefaultEngine picks the engine by URL scheme: the in-process fortio library
-// for http and https, a bookload agent (in a cluster) for bookload+http and
-// bookload+https, a fortio server's REST API for fortio+http and fortio+https.
-func DefaultEngine(t loadtarget.Target) (engine.Engine, error) {
-	switch t.Scheme() {
-	case "http", "https":
-		return &fortioengine.Engine{}, nil
-	case "bookload+http", "bookload+https":
-		return agentengine.New(t)
-	case "fortio+http", "fortio+https":
-		return fortiorest.New(t)
-	}
-	return nil, fmt.Errorf("target %s: no engine for %q URLs (http and https run in-process on the fortio library, bookload+http(s) on a bookload agent, fortio+http(s) on a fortio server)", t.Name, t.Scheme())
 }
 
 // Outcome is what a run produced.
@@ -74,7 +57,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	pick := cfg.EngineFor
 	if pick == nil {
-		pick = DefaultEngine
+		pick = registry.ByScheme
 	}
 	engines := map[string]engine.Engine{}
 	engineNames := map[string]string{}

@@ -187,21 +187,6 @@ func TestCheckFailsBeforeAnyFile(t *testing.T) {
 	}
 }
 
-func TestDefaultEngine(t *testing.T) {
-	if e, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "https://h"}); err != nil || e.Name() != "fortio" {
-		t.Errorf("https: %v %v", e, err)
-	}
-	if e, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "fortio+http://h:8080"}); err != nil || e.Name() != "fortio-rest" {
-		t.Errorf("fortio+http: %v %v", e, err)
-	}
-	if _, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "fortio+http://h:8080?qps=1"}); err == nil {
-		t.Error("fortio+http with an unknown query parameter accepted")
-	}
-	if _, err := DefaultEngine(loadtarget.Target{Name: "a", URL: "grpc://h:8080"}); err == nil {
-		t.Error("grpc has no engine, want an error")
-	}
-}
-
 func TestProgressLine(t *testing.T) {
 	var b strings.Builder
 	f := &fakeEngine{}

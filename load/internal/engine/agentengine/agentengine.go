@@ -23,19 +23,19 @@
 package agentengine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/remote"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
@@ -43,10 +43,7 @@ import (
 )
 
 // Name is the engine's name in run.json.
-const Name = agent.EngineName
-
-// InClusterPort is the port of every Bookinfo Service (overlays/base).
-const InClusterPort = 9080
+const Name = agentwire.EngineName
 
 // CorrectedLatency is engine_metadata["corrected_latency"].
 const CorrectedLatency = "from when fortio's schedule meant to send each request, recorded per request in the agent (as the local fortio engine does)"
@@ -63,40 +60,15 @@ type Remote struct {
 
 // ParseURL reads a bookload+http(s) target URL.
 func ParseURL(raw string) (Remote, error) {
-	u, err := url.Parse(raw)
+	t, err := remote.Parse(raw, "bookload", "agent")
+	if err != nil {
+		return Remote{}, err
+	}
+	base, err := basePath(t.URL)
 	if err != nil {
 		return Remote{}, fmt.Errorf("agent target URL %q: %w", raw, err)
 	}
-	scheme, ok := strings.CutPrefix(u.Scheme, "bookload+")
-	if !ok || (scheme != "http" && scheme != "https") {
-		return Remote{}, fmt.Errorf("agent target URL %q: scheme must be bookload+http or bookload+https", raw)
-	}
-	if u.Host == "" {
-		return Remote{}, fmt.Errorf("agent target URL %q: no agent host, e.g. bookload+http://127.0.0.1:8080", raw)
-	}
-	if u.Fragment != "" || u.User != nil {
-		return Remote{}, fmt.Errorf("agent target URL %q: no user or fragment allowed (the agent's endpoints are fixed)", raw)
-	}
-	base, err := basePath(u)
-	if err != nil {
-		return Remote{}, fmt.Errorf("agent target URL %q: %w", raw, err)
-	}
-	r := Remote{API: scheme + "://" + u.Host + base}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return Remote{}, fmt.Errorf("agent target URL %q: query: %w", raw, err)
-	}
-	for k, v := range q {
-		if k != "url" || len(v) != 1 {
-			return Remote{}, fmt.Errorf("agent target URL %q: the only query parameter is url=IN_CLUSTER_BASE_URL, once", raw)
-		}
-		b, err := url.Parse(v[0])
-		if err != nil || (b.Scheme != "http" && b.Scheme != "https") || b.Host == "" || b.RawQuery != "" || b.Fragment != "" {
-			return Remote{}, fmt.Errorf("agent target URL %q: url=%q must be an http(s) base URL with a host and no query, e.g. url=http://details.bookinfo-ambient:9080", raw, v[0])
-		}
-		r.Base = strings.TrimRight(v[0], "/")
-	}
-	return r, nil
+	return Remote{API: t.Scheme + "://" + t.URL.Host + base, Base: t.Base}, nil
 }
 
 // basePath is u's path without its trailing slash, escaped as given (a
@@ -113,7 +85,7 @@ func basePath(u *url.URL) (string, error) {
 			return "", fmt.Errorf("base path %q: empty, \".\" or \"..\" segment", u.Path)
 		}
 	}
-	for _, fixed := range []string{strings.TrimRight(agent.UIPath, "/"), strings.TrimRight(agent.PathPrefix, "/")} {
+	for _, fixed := range []string{strings.TrimRight(agentwire.UIPath, "/"), strings.TrimRight(agentwire.PathPrefix, "/")} {
 		if strings.HasSuffix(p, fixed) || strings.Contains(p, fixed+"/") {
 			return "", fmt.Errorf("no path to an endpoint allowed: the agent's endpoints are fixed; a path is only a prefix in front of them (e.g. an API server's service proxy, /api/v1/namespaces/NS/services/fortio:8080/proxy)")
 		}
@@ -122,12 +94,7 @@ func basePath(u *url.URL) (string, error) {
 }
 
 // LoadBase is the base URL the agent loads for a scenario's service.
-func (r Remote) LoadBase(service string) string {
-	if r.Base != "" {
-		return r.Base
-	}
-	return fmt.Sprintf("http://%s:%d", service, InClusterPort)
-}
+func (r Remote) LoadBase(service string) string { return remote.LoadBase(r.Base, service) }
 
 // Engine drives one agent.
 type Engine struct {
@@ -150,19 +117,11 @@ func New(t loadtarget.Target) (*Engine, error) {
 // Name implements engine.Engine.
 func (e *Engine) Name() string { return Name }
 
-func (e *Engine) client() *http.Client {
-	if e.Client != nil {
-		return e.Client
-	}
-	return http.DefaultClient
-}
-
-// apiTimeout bounds the calls that do not wait for load.
-const apiTimeout = 10 * time.Second
+func (e *Engine) client() remote.Client { return remote.Client{API: e.Remote.API, HTTP: e.Client} }
 
 // wire is req as the agent gets it: the target's URL is the in-cluster base.
-func (e *Engine) wire(req engine.Request) agent.RunRequest {
-	w := agent.NewRunRequest(req)
+func (e *Engine) wire(req engine.Request) agentwire.RunRequest {
+	w := agentwire.NewRunRequest(req)
 	w.Target.URL = e.Remote.LoadBase(req.Scenario.Service)
 	return w
 }
@@ -170,7 +129,7 @@ func (e *Engine) wire(req engine.Request) agent.RunRequest {
 // errAgent is an error answer of the agent.
 type errAgent struct {
 	code int
-	agent.ErrorReply
+	agentwire.ErrorReply
 }
 
 func (e *errAgent) Error() string {
@@ -183,34 +142,12 @@ func (e *errAgent) Error() string {
 // call sends body (nil: a GET) to the agent's path and returns the 200
 // answer's body; another status is an *errAgent.
 func (e *Engine) call(ctx context.Context, timeout time.Duration, path string, body any) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	method, rd := http.MethodGet, io.Reader(nil)
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		method, rd = http.MethodPost, bytes.NewReader(b)
-	}
-	hr, err := http.NewRequestWithContext(ctx, method, e.Remote.API+path, rd)
+	code, data, err := e.client().Call(ctx, timeout, path, nil, body)
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
-		hr.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := e.client().Do(hr)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		ae := &errAgent{code: resp.StatusCode}
+	if code != http.StatusOK {
+		ae := &errAgent{code: code}
 		if json.Unmarshal(data, &ae.ErrorReply) != nil || ae.ErrorReply.Error == "" {
 			ae.ErrorReply.Error = fmt.Sprintf("not a bookload agent answer: %.120q", data)
 		}
@@ -223,12 +160,12 @@ func (e *Engine) call(ctx context.Context, timeout time.Duration, path string, b
 // else, accept every profile of the scenario (and the warmup) within its
 // limits, and get an HTTP answer from the in-cluster URL.
 func (e *Engine) Check(ctx context.Context, req engine.Request) error {
-	data, err := e.call(ctx, apiTimeout, agent.StatusPath, nil)
+	data, err := e.call(ctx, remote.APITimeout, agentwire.StatusPath, nil)
 	if err != nil {
 		return fmt.Errorf("target %s: no bookload agent answers at %s (%w); is the port-forward running, and is the pod the agent "+
 			"(overlays/components/bookload-agent)? e.g. kubectl -n bookinfo-ambient port-forward svc/fortio 8080:8080", req.Target.Name, e.Remote.API, err)
 	}
-	var st agent.StatusReply
+	var st agentwire.StatusReply
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("target %s: %s does not answer as a bookload agent: %w", req.Target.Name, e.Remote.API, err)
 	}
@@ -248,7 +185,7 @@ func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 	}
 	for _, c := range checks {
 		wire := e.wire(c)
-		data, err := e.call(ctx, s.Timeout.Std()+apiTimeout, agent.CheckPath, wire)
+		data, err := e.call(ctx, s.Timeout.Std()+remote.APITimeout, agentwire.CheckPath, wire)
 		var ae *errAgent
 		switch {
 		case errors.As(err, &ae) && ae.code == http.StatusBadGateway:
@@ -256,7 +193,7 @@ func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 		case err != nil:
 			return fmt.Errorf("target %s: the agent at %s refuses profile %s: %w", req.Target.Name, e.Remote.API, c.Profile.Name, err)
 		}
-		var cr agent.CheckReply
+		var cr agentwire.CheckReply
 		if err := json.Unmarshal(data, &cr); err != nil {
 			return fmt.Errorf("target %s: check reply of the agent at %s: %w", req.Target.Name, e.Remote.API, err)
 		}
@@ -273,7 +210,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 		defer close(done)
 		go e.progress(ctx, done, begin, live)
 	}
-	data, err := e.call(ctx, agent.Bound(&wire)+apiTimeout, agent.RunPath, wire)
+	data, err := e.call(ctx, agentwire.Bound(&wire)+remote.APITimeout, agentwire.RunPath, wire)
 	if ctx.Err() != nil {
 		// Closing the connection stops the run in the agent; in case a
 		// port-forward kept the agent's side open, it is also stopped the way
@@ -289,33 +226,24 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 
 // stop stops the agent's run of w, if it still runs, through fortio's
 // /fortio/rest/stop (the agent lists its runs there) and waits for it.
-func (e *Engine) stop(w agent.RunRequest) {
-	ctx := context.Background()
-	data, err := e.call(ctx, apiTimeout, agent.StatusPath, nil)
+func (e *Engine) stop(w agentwire.RunRequest) {
+	data, err := e.call(context.Background(), remote.APITimeout, agentwire.StatusPath, nil)
 	if err != nil {
 		return
 	}
-	var st agent.StatusReply
+	var st agentwire.StatusReply
 	if json.Unmarshal(data, &st) != nil || st.Run == nil || st.Run.FortioRunID == 0 ||
 		st.Run.Scenario != w.Scenario.Name || st.Run.Target != w.Target.Name || st.Run.Profile != w.Profile.Name || st.Run.Repetition != w.Repetition {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, w.Scenario.Timeout.Std()+apiTimeout)
-	defer cancel()
-	u := fmt.Sprintf("%s%srest/stop?runid=%d&wait=on", e.Remote.API, agent.UIPath, st.Run.FortioRunID)
-	if hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil); err == nil {
-		if resp, err := e.client().Do(hr); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-		}
-	}
+	e.client().StopFortioRun(w.Scenario.Timeout.Std()+remote.APITimeout, agentwire.UIPath, strconv.FormatInt(st.Run.FortioRunID, 10))
 }
 
 // progress polls the agent's status for the live line.
 func (e *Engine) progress(ctx context.Context, done <-chan struct{}, begin time.Time, live func(engine.Live)) {
 	poll := e.Poll
 	if poll <= 0 {
-		poll = 250 * time.Millisecond
+		poll = remote.DefaultPoll
 	}
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
@@ -326,8 +254,8 @@ func (e *Engine) progress(ctx context.Context, done <-chan struct{}, begin time.
 		case <-tick.C:
 		}
 		l := engine.Live{Elapsed: time.Since(begin), Requests: -1, Errors: -1}
-		if data, err := e.call(ctx, poll*4, agent.StatusPath, nil); err == nil {
-			var st agent.StatusReply
+		if data, err := e.call(ctx, poll*4, agentwire.StatusPath, nil); err == nil {
+			var st agentwire.StatusReply
 			if json.Unmarshal(data, &st) == nil && st.Run != nil {
 				l.Requests, l.Errors = st.Run.Requests, st.Run.Errors
 			}

@@ -17,11 +17,12 @@ import (
 
 	flog "fortio.org/log"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agenttest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/agentengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortiorest"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/registry"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
@@ -78,7 +79,7 @@ func TestParseURL(t *testing.T) {
 	if _, err := loadtarget.Parse("a=bookload+http://127.0.0.1:8080?url=http://details:9080"); err != nil {
 		t.Error(err)
 	}
-	if e, err := runner.DefaultEngine(loadtarget.Target{Name: "a", URL: "bookload+http://h:8080"}); err != nil || e.Name() != agentengine.Name {
+	if e, err := registry.ByScheme(loadtarget.Target{Name: "a", URL: "bookload+http://h:8080"}); err != nil || e.Name() != agentengine.Name {
 		t.Errorf("bookload+http picks %v %v", e, err)
 	}
 }
@@ -460,7 +461,7 @@ func TestThroughServiceProxyPath(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, p := range []string{agent.StatusPath, agent.CheckPath, agent.RunPath} {
+	for _, p := range []string{agentwire.StatusPath, agentwire.CheckPath, agentwire.RunPath} {
 		if seen[p] == 0 {
 			t.Errorf("%s never reached the agent through %s (seen %v)", p, prefix, seen)
 		}

@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -41,15 +40,13 @@ import (
 	"fortio.org/fortio/stats"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/remote"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 )
 
 // Name is the engine's name in run.json.
 const Name = "fortio-rest"
-
-// InClusterPort is the port of every Bookinfo Service (overlays/base).
-const InClusterPort = 9080
 
 // Precision values in engine_metadata["precision"].
 const (
@@ -69,53 +66,22 @@ type Remote struct {
 
 // ParseURL reads a fortio+http(s) target URL.
 func ParseURL(raw string) (Remote, error) {
-	u, err := url.Parse(raw)
+	t, err := remote.Parse(raw, "fortio", "fortio")
 	if err != nil {
-		return Remote{}, fmt.Errorf("fortio target URL %q: %w", raw, err)
+		return Remote{}, err
 	}
-	scheme, ok := strings.CutPrefix(u.Scheme, "fortio+")
-	if !ok || (scheme != "http" && scheme != "https") {
-		return Remote{}, fmt.Errorf("fortio target URL %q: scheme must be fortio+http or fortio+https", raw)
-	}
-	if u.Host == "" {
-		return Remote{}, fmt.Errorf("fortio target URL %q: no fortio host, e.g. fortio+http://127.0.0.1:8080", raw)
-	}
-	if u.Fragment != "" || u.User != nil {
-		return Remote{}, fmt.Errorf("fortio target URL %q: no user or fragment allowed", raw)
-	}
-	path := u.Path
+	path := t.URL.Path
 	if path == "" || path == "/" {
 		path = "/fortio/"
 	}
 	if !strings.HasSuffix(path, "/") {
 		path += "/"
 	}
-	r := Remote{API: (&url.URL{Scheme: scheme, Host: u.Host, Path: path}).String()}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return Remote{}, fmt.Errorf("fortio target URL %q: query: %w", raw, err)
-	}
-	for k, v := range q {
-		if k != "url" || len(v) != 1 {
-			return Remote{}, fmt.Errorf("fortio target URL %q: the only query parameter is url=IN_CLUSTER_BASE_URL, once", raw)
-		}
-		b, err := url.Parse(v[0])
-		if err != nil || (b.Scheme != "http" && b.Scheme != "https") || b.Host == "" || b.RawQuery != "" || b.Fragment != "" {
-			return Remote{}, fmt.Errorf("fortio target URL %q: url=%q must be an http(s) base URL with a host and no query, e.g. url=http://details.bookinfo-ambient:9080", raw, v[0])
-		}
-		r.Base = strings.TrimRight(v[0], "/")
-	}
-	return r, nil
+	return Remote{API: (&url.URL{Scheme: t.Scheme, Host: t.URL.Host, Path: path}).String(), Base: t.Base}, nil
 }
 
 // LoadURL is the URL the remote fortio loads for a scenario.
-func (r Remote) LoadURL(service, path string) string {
-	base := r.Base
-	if base == "" {
-		base = fmt.Sprintf("http://%s:%d", service, InClusterPort)
-	}
-	return base + path
-}
+func (r Remote) LoadURL(service, path string) string { return remote.LoadBase(r.Base, service) + path }
 
 // Engine drives one fortio server.
 type Engine struct {
@@ -138,12 +104,7 @@ func New(t loadtarget.Target) (*Engine, error) {
 // Name implements engine.Engine.
 func (e *Engine) Name() string { return Name }
 
-func (e *Engine) client() *http.Client {
-	if e.Client != nil {
-		return e.Client
-	}
-	return http.DefaultClient
-}
+func (e *Engine) client() remote.Client { return remote.Client{API: e.Remote.API, HTTP: e.Client} }
 
 // params are fortio's REST run parameters for req.
 func (e *Engine) params(req engine.Request) url.Values {
@@ -218,39 +179,24 @@ var errNotFound = errors.New("not found")
 // call GETs fortio's path with q and decodes the JSON reply into out (raw, if
 // not nil, receives the body).
 func (e *Engine) call(ctx context.Context, timeout time.Duration, path string, q url.Values, out *reply, raw *[]byte) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	u := e.Remote.API + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	code, body, err := e.client().Call(ctx, timeout, path, q, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := e.client().Do(hr)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode == http.StatusNotFound {
+	if code == http.StatusNotFound {
 		return errNotFound
 	}
 	if jerr := json.Unmarshal(body, out); jerr != nil {
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("HTTP %d", resp.StatusCode)
+		if code != http.StatusOK {
+			return fmt.Errorf("HTTP %d", code)
 		}
 		return fmt.Errorf("not a fortio reply (%w): %.80q", jerr, body)
 	}
 	if err := out.err(); err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	if code != http.StatusOK {
+		return fmt.Errorf("HTTP %d", code)
 	}
 	if raw != nil {
 		*raw = body
@@ -258,14 +204,11 @@ func (e *Engine) call(ctx context.Context, timeout time.Duration, path string, q
 	return nil
 }
 
-// apiTimeout bounds the REST calls that do not wait for load.
-const apiTimeout = 10 * time.Second
-
 // Check implements engine.Engine: fortio must answer, run nothing else, and
 // one request from it to the in-cluster URL must get an HTTP answer.
 func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 	var st reply
-	if err := e.call(ctx, apiTimeout, "rest/status", nil, &st, nil); err != nil {
+	if err := e.call(ctx, remote.APITimeout, "rest/status", nil, &st, nil); err != nil {
 		return fmt.Errorf("target %s: fortio does not answer at %s (%w); is the port-forward running? "+
 			"e.g. kubectl -n bookinfo-ambient port-forward svc/fortio 8080:8080", req.Target.Name, e.Remote.API, err)
 	}
@@ -285,7 +228,7 @@ func (e *Engine) Check(ctx context.Context, req engine.Request) error {
 	q.Set("labels", "bookload check "+req.Target.Name)
 	var res reply
 	load := q.Get("url")
-	if err := e.call(ctx, 2*req.Scenario.Timeout.Std()+apiTimeout, "rest/run", q, &res, nil); err != nil {
+	if err := e.call(ctx, 2*req.Scenario.Timeout.Std()+remote.APITimeout, "rest/run", q, &res, nil); err != nil {
 		return fmt.Errorf("target %s: fortio at %s cannot load %s: %w", req.Target.Name, e.Remote.API, load, err)
 	}
 	if len(res.RetCodes) == 0 || res.RetCodes[-1] == sum(res.RetCodes) {
@@ -309,7 +252,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	q.Set("async", "on")
 	q.Set("save", "on")
 	var started reply
-	if err := e.call(ctx, apiTimeout, "rest/run", q, &started, nil); err != nil {
+	if err := e.call(ctx, remote.APITimeout, "rest/run", q, &started, nil); err != nil {
 		if ctx.Err() != nil {
 			return &engine.Result{Engine: Name, Interrupted: true}, nil
 		}
@@ -325,7 +268,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 	deadline := begin.Add(req.Profile.Duration.Std() + 2*req.Scenario.Timeout.Std() + 30*time.Second)
 	poll := e.Poll
 	if poll <= 0 {
-		poll = 250 * time.Millisecond
+		poll = remote.DefaultPoll
 	}
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
@@ -341,7 +284,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 			live(engine.Live{Elapsed: time.Since(begin), Requests: -1, Errors: -1})
 		}
 		var st reply
-		err := e.call(ctx, apiTimeout, "rest/status", url.Values{"runid": {runID}}, &st, nil)
+		err := e.call(ctx, remote.APITimeout, "rest/status", url.Values{"runid": {runID}}, &st, nil)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			continue // the select above stops the run
@@ -361,7 +304,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 
 	var res reply
 	var native []byte
-	err := e.call(ctx, apiTimeout, "data/"+url.PathEscape(started.ResultID)+".json", nil, &res, &native)
+	err := e.call(ctx, remote.APITimeout, "data/"+url.PathEscape(started.ResultID)+".json", nil, &res, &native)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return &engine.Result{Engine: Name, Interrupted: true}, nil
@@ -377,8 +320,7 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 
 // stop asks fortio to stop a run and waits (bounded) for it to end.
 func (e *Engine) stop(runID string, timeout time.Duration) {
-	var r reply
-	_ = e.call(context.Background(), timeout+apiTimeout, "rest/stop", url.Values{"runid": {runID}, "wait": {"on"}}, &r, nil)
+	e.client().StopFortioRun(timeout+remote.APITimeout, "", runID)
 }
 
 func (e *Engine) result(req engine.Request, res *reply, native []byte) (*engine.Result, error) {

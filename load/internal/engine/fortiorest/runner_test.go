@@ -23,9 +23,9 @@ import (
 
 // TestRunnerStoresAndCompares: `bookload run` with two fortio+http targets
 // (one in-process fortio server, two apps of different latency through
-// ?url=) goes through runner.DefaultEngine, stores repetitions like local
-// runs, and compare reads them, finds the slower one and says how precise
-// the numbers are.
+// ?url=) goes through the registry's choice by scheme, stores repetitions
+// like local runs, and compare reads them, finds the slower one and says
+// how precise the numbers are.
 func TestRunnerStoresAndCompares(t *testing.T) {
 	app := func(d time.Duration) *httptest.Server {
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 )
@@ -24,8 +23,9 @@ type API struct {
 	Namespaces []kube.Object
 	Nodes      []string
 	Pods       []kube.Object
-	// Summary returns a node's summary; nil or an error answers 500.
-	Summary func(node string) (*kube.Summary, error)
+	// Summary returns a node's kubelet summary (clustercost.KubeletSummary),
+	// answered as JSON; nil or an error answers 500.
+	Summary func(node string) (any, error)
 	// Services maps "NS/NAME:PORT" to the handler the service proxy
 	// forwards to, the path after .../proxy given to it.
 	Services map[string]http.Handler
@@ -82,7 +82,7 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/api/v1/nodes/") && strings.HasSuffix(p, "/proxy/stats/summary"):
 		a.count("summary")
 		node := strings.TrimSuffix(strings.TrimPrefix(p, "/api/v1/nodes/"), "/proxy/stats/summary")
-		var s *kube.Summary
+		var s any
 		err := fmt.Errorf("no summary")
 		if a.Summary != nil {
 			s, err = a.Summary(node)
@@ -207,20 +207,4 @@ func splitSelector(s string) []string {
 		}
 	}
 	return append(out, s[start:])
-}
-
-// Container is a summary container with the given cumulative CPU
-// (core-nanoseconds) and working set.
-func Container(name string, start time.Time, cpuNanos, memBytes uint64) kube.ContainerStats {
-	c := kube.ContainerStats{Name: name, StartTime: start}
-	c.CPU = &kube.CPUStats{UsageCoreNanoSeconds: &cpuNanos}
-	c.Memory = &kube.MemoryStats{WorkingSetBytes: &memBytes}
-	return c
-}
-
-// Pod is a summary pod.
-func Pod(namespace, name string, containers ...kube.ContainerStats) kube.PodStats {
-	p := kube.PodStats{Containers: containers}
-	p.PodRef.Namespace, p.PodRef.Name = namespace, name
-	return p
 }

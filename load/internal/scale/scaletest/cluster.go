@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/agent/agentwire"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube/kubetest"
@@ -66,7 +67,7 @@ func New(o Options) *Cluster {
 		a.Namespaces = append(a.Namespaces, kube.Object{Name: ns, Labels: map[string]string{scale.ScaleLabel: "true", scale.ModeLabel: o.Mode}})
 		srv := agent.NewServer(agent.DefaultLimits, nil)
 		srv.Standalone = true
-		h := srv.Handler(http.NotFoundHandler(), agent.UIPath)
+		h := srv.Handler(http.NotFoundHandler(), agentwire.UIPath)
 		if o.Wrap != nil {
 			h = o.Wrap(ns, h)
 		}
@@ -82,7 +83,7 @@ func New(o Options) *Cluster {
 			kube.Object{Namespace: "istio-system", Name: "ztunnel-abc", Labels: map[string]string{"app": "ztunnel"}},
 			kube.Object{Namespace: "istio-system", Name: "istiod-xyz", Labels: map[string]string{"app": "istiod"}})
 	}
-	a.Summary = func(node string) (*kube.Summary, error) { return c.summary(node, o), nil }
+	a.Summary = func(node string) (any, error) { return c.summary(node, o), nil }
 	return c
 }
 
@@ -91,34 +92,34 @@ func (c *Cluster) Close() { c.API.Close() }
 
 // summary is node's summary at its next call: namespace i's pods on node
 // i % nodes, the mesh's and kube-system's on node 0.
-func (c *Cluster) summary(node string, o Options) *kube.Summary {
+func (c *Cluster) summary(node string, o Options) *clustercost.KubeletSummary {
 	c.mu.Lock()
 	c.calls[node]++
 	k := c.calls[node]
 	c.mu.Unlock()
-	ctr := func(name string, step uint64) kube.ContainerStats {
-		return kubetest.Container(name, c.start, k*step, 10<<20)
+	ctr := func(name string, step uint64) clustercost.ContainerStats {
+		return clustercost.NewContainerStats(name, c.start, k*step, 10<<20)
 	}
-	s := &kube.Summary{}
+	s := &clustercost.KubeletSummary{}
 	s.Node.NodeName = node
 	for i, ns := range c.Namespaces {
 		if fmt.Sprintf("node-%d", i%o.Nodes) != node {
 			continue
 		}
-		app := []kube.ContainerStats{ctr("ratings", AppStep)}
-		client := []kube.ContainerStats{ctr("fortio", ClientStep)}
+		app := []clustercost.ContainerStats{ctr("ratings", AppStep)}
+		client := []clustercost.ContainerStats{ctr("fortio", ClientStep)}
 		if o.Mesh {
 			app = append(app, ctr("istio-proxy", SidecarStep))
 			client = append(client, ctr("istio-proxy", SidecarStep))
 		}
-		s.Pods = append(s.Pods, kubetest.Pod(ns, "ratings-0", app...), kubetest.Pod(ns, "fortio-0", client...))
+		s.Pods = append(s.Pods, clustercost.NewPodStats(ns, "ratings-0", app...), clustercost.NewPodStats(ns, "fortio-0", client...))
 	}
 	if node == "node-0" {
 		if o.Mesh {
-			s.Pods = append(s.Pods, kubetest.Pod("istio-system", "ztunnel-abc", ctr("istio-proxy", ZtunnelStep)),
-				kubetest.Pod("istio-system", "istiod-xyz", ctr("discovery", IstiodStep)))
+			s.Pods = append(s.Pods, clustercost.NewPodStats("istio-system", "ztunnel-abc", ctr("istio-proxy", ZtunnelStep)),
+				clustercost.NewPodStats("istio-system", "istiod-xyz", ctr("discovery", IstiodStep)))
 		}
-		s.Pods = append(s.Pods, kubetest.Pod("kube-system", "coredns-0", ctr("coredns", OtherStep)))
+		s.Pods = append(s.Pods, clustercost.NewPodStats("kube-system", "coredns-0", ctr("coredns", OtherStep)))
 	}
 	return s
 }

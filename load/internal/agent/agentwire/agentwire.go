@@ -1,16 +1,10 @@
-// Package agent is `bookload agent`: an HTTP server that serves fortio's own
-// UI and REST API (package fortio.org/fortio/ui, so every fortio REST client,
-// the fortio UI and `fortio report` keep working against it) and, next to
-// them, runs one repetition of a scenario profile through the same
-// in-process engine `bookload run` uses locally (package fortioengine: per
-// request HdrHistograms in µs, with the coordinated-omission-corrected twin)
-// and answers with the same repetition document a local run stores.
+// Package agentwire is the protocol of `bookload agent`: its endpoint paths
+// and the JSON bodies the agent (package agent, the server) and its client
+// (package agentengine, the bookload+http engine) exchange. Both import it;
+// neither imports the other.
 //
-// It is the load client of a cluster: the `fortio` Deployment of overlays/
-// with this image instead of stock fortio, driven from outside by the
-// bookload+http engine (package agentengine) through a port-forward.
-//
-// Endpoints, besides fortio's (/fortio/, /fortio/rest/..., /debug, /echo):
+// Endpoints, besides fortio's (UIPath: /fortio/, /fortio/rest/..., and
+// /debug, /echo):
 //
 //	GET  /bookload/v1/status  what runs, the limits, the agent's versions
 //	POST /bookload/v1/check   validate a RunRequest, send one GET to its URL
@@ -20,7 +14,7 @@
 // Errors are JSON ErrorReply: 400 naming the bad field, 405, 409 when a run
 // (bookload's or one of fortio's REST API) is already going, 413 for a body
 // over 1 MiB, 502 when the check's target does not answer.
-package agent
+package agentwire
 
 import (
 	"time"
@@ -33,6 +27,9 @@ import (
 
 // Endpoint paths.
 const (
+	// UIPath is fortio's UI and REST prefix, as the stock fortio server has it.
+	UIPath = "/fortio/"
+
 	PathPrefix = "/bookload/v1/"
 	StatusPath = PathPrefix + "status"
 	CheckPath  = PathPrefix + "check"
@@ -86,13 +83,6 @@ type Limits struct {
 	MaxQPS         float64           `json:"max_qps"`
 }
 
-// DefaultLimits are `bookload agent`'s defaults (its flags change them).
-var DefaultLimits = Limits{
-	MaxDuration:    scenario.Duration(10 * time.Minute),
-	MaxConnections: 1000,
-	MaxQPS:         50000,
-}
-
 // RunInfo describes the run in progress.
 type RunInfo struct {
 	Scenario    string    `json:"scenario"`
@@ -117,4 +107,11 @@ type StatusReply struct {
 	Limits     Limits          `json:"limits"`
 	Tool       results.Tool    `json:"tool"`
 	Machine    results.Machine `json:"machine"`
+}
+
+// Bound is the longest a run of req may take before the agent stops it:
+// the duration, then the requests in flight (each bounded by the timeout),
+// with a margin. The client waits as long plus its own margin.
+func Bound(req *RunRequest) time.Duration {
+	return req.Profile.Duration.Std() + 2*req.Scenario.Timeout.Std() + 30*time.Second
 }

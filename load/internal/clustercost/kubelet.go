@@ -1,14 +1,16 @@
-package kube
+package clustercost
 
 import (
 	"context"
 	"net/url"
 	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 )
 
-// Summary is the part of a kubelet's summary API
-// (/api/v1/nodes/NODE/proxy/stats/summary) bookload reads.
-type Summary struct {
+// KubeletSummary is the part of a kubelet's summary API
+// (/api/v1/nodes/NODE/proxy/stats/summary) the cost is computed from.
+type KubeletSummary struct {
 	Node struct {
 		NodeName string `json:"nodeName"`
 	} `json:"node"`
@@ -47,10 +49,27 @@ type MemoryStats struct {
 }
 
 // NodeSummary fetches one node's summary through the API server's node proxy.
-func (a *API) NodeSummary(ctx context.Context, node string) (*Summary, error) {
-	var s Summary
+func NodeSummary(ctx context.Context, a *kube.API, node string) (*KubeletSummary, error) {
+	var s KubeletSummary
 	if err := a.Get(ctx, "/api/v1/nodes/"+url.PathEscape(node)+"/proxy/stats/summary", nil, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// NewContainerStats is a container with the given cumulative CPU
+// (core-nanoseconds) and working set: a summary as a kubelet would send it,
+// for tests and fake clusters.
+func NewContainerStats(name string, start time.Time, cpuNanos, memBytes uint64) ContainerStats {
+	c := ContainerStats{Name: name, StartTime: start}
+	c.CPU = &CPUStats{UsageCoreNanoSeconds: &cpuNanos}
+	c.Memory = &MemoryStats{WorkingSetBytes: &memBytes}
+	return c
+}
+
+// NewPodStats is a pod of a summary, for tests and fake clusters.
+func NewPodStats(namespace, name string, containers ...ContainerStats) PodStats {
+	p := PodStats{Containers: containers}
+	p.PodRef.Namespace, p.PodRef.Name = namespace, name
+	return p
 }
