@@ -54,6 +54,8 @@ const CONNECT_ANSWER = (() => {
 // (Node's default of 511); beyond it a new connection is closed at once.
 const MAX_WAITING_CONNECTIONS = 511;
 
+const FEED_BYTES = 1024;
+
 // Unanswered requests one connection may have in the service at once. A
 // client that sends more without reading the answers gets 503 + close for
 // the next one and no answer for the rest (RFC 9112 9.3.2: the client
@@ -96,6 +98,7 @@ function newConnectionState() {
     pendingAnswer: null, // a clientError answer waiting for the app's answers before it
     graceTimer: null,
     http09Timer: null,
+    waiting: false, // beyond the connection limit: not read until a slot frees
   };
 }
 
@@ -153,7 +156,11 @@ function endWith(socket, state, answer) {
 // Called when an answer of the app has gone out (or its client left).
 function answered(socket, state) {
   state.unanswered -= 1;
-  if (state.unanswered > 0 || !state.closing) return;
+  if (state.unanswered > 0) return;
+  if (!state.closing) {
+    feed(socket, state);
+    return;
+  }
   if (state.pendingAnswer === null) {
     closeWithin(socket, state);
     return;
@@ -180,11 +187,6 @@ function onData(socket, state, chunk) {
   // app before any can stop the parser): stop reading, or after an error
   // answer or a refusal, end the connection now.
   // (The rest of the body of the last request still goes to the parser.)
-  if (state.closing && (state.last === null || state.last.complete)) {
-    if (state.cutOnData) socket.destroy();
-    else socket.pause();
-    return;
-  }
   if (state.firstLine === null) {
     if (!quiescent(state)) return;
     state.firstLine = '';
@@ -215,12 +217,29 @@ function onData(socket, state, chunk) {
   state.http09Timer.unref();
 }
 
+// Bytes reach Node's parser at most FEED_BYTES at a time, and only while the
+// connection owes no answer or the request in progress still has body to
+// come: a client that does not read its answers is not read either (its
+// bytes wait in the socket's buffer, then in the kernel's), and a 64 KiB
+// read of pipelined requests is not parsed into a thousand requests at once.
+function feed(socket, state) {
+  while (!socket.destroyed && socket.readableLength > 0 && !state.waiting) {
+    const inBody = state.last !== null && !state.last.complete;
+    if (!inBody && (state.closing || state.unanswered > 0)) {
+      // After an error answer or a refusal, more bytes end the connection.
+      if (state.closing && state.cutOnData) socket.destroy();
+      return;
+    }
+    socket.read(Math.min(FEED_BYTES, socket.readableLength));
+  }
+}
+
 function onConnection(socket) {
   const state = stateOf(socket);
-  // A 'data' listener makes Node hand the socket's data to its parser from
-  // JavaScript instead of reading it in C++ ('data' listeners see what the
-  // parser sees); prepended, so this runs before the parser.
+  // Paused mode: Node's parser sees what socket.read hands out ('data'
+  // listeners see what the parser sees); prepended, so this runs before it.
   socket.prependListener('data', (chunk) => onData(socket, state, chunk));
+  socket.on('readable', () => feed(socket, state));
   socket.once('close', () => {
     clearTimeout(state.graceTimer);
     clearTimeout(state.http09Timer);
@@ -295,7 +314,8 @@ function limitConnections(server, max) {
       if (next.destroyed) continue;
       held += 1;
       next.once('close', release);
-      next.resume();
+      stateOf(next).waiting = false;
+      feed(next, stateOf(next));
     }
   }
   server.on('connection', (socket) => {
@@ -308,7 +328,7 @@ function limitConnections(server, max) {
       socket.destroy();
       return;
     }
-    socket.pause();
+    stateOf(socket).waiting = true;
     waiting.push(socket);
     socket.once('close', () => {
       const i = waiting.indexOf(socket);
