@@ -6,7 +6,8 @@
 
 const { createApp } = require('./app');
 const { createBehaviour } = require('./behaviour');
-const { createHttpServer } = require('./http-server');
+const { createHttpServer } = require('./serving/http-server');
+const { drain } = require('./serving/drain');
 const { createLogger } = require('./logger');
 const { createMetrics } = require('./metrics');
 const { RatingsStore } = require('./ratings-store');
@@ -41,25 +42,11 @@ function createService(config, { now, random, schedule, stdout = process.stdout,
   const server = createHttpServer(app, config, connection);
 
   let drained = null;
-  // Resolves with the exit status: 0 when every connection finished within
-  // SHUTDOWN_TIMEOUT_SECONDS, 1 when the rest had to be cut.
+  // Resolves with the exit status (drain).
   function shutdown(reason) {
     if (drained !== null) return drained;
     logger.info(`${reason}: draining, at most ${config.shutdownTimeoutSeconds} s`);
-    connection.close = true;
-    drained = new Promise((resolve) => {
-      const deadline = setTimeout(() => {
-        logger.warn('shutdown timeout reached; closing remaining connections');
-        server.closeAllConnections();
-        resolve(1);
-      }, config.shutdownTimeoutSeconds * 1000);
-      server.close(() => {
-        clearTimeout(deadline);
-        logger.info('drained');
-        resolve(0);
-      });
-      server.closeIdleConnections();
-    });
+    drained = drain(server, connection, config.shutdownTimeoutSeconds, logger);
     return drained;
   }
 

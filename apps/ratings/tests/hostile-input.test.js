@@ -12,7 +12,7 @@ const { startService } = require('./helpers/in-process');
 const { startServe } = require('./helpers/process');
 const { request } = require('./helpers/http-client');
 const raw = require('./helpers/raw-http');
-const { MAX_UNANSWERED_PER_CONNECTION } = require('../src/http-server');
+const { MAX_UNANSWERED_PER_CONNECTION } = require('../src/serving/http-server');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const { startService } = require('./helpers/in-process');
 const { request } = require('./helpers/http-client');
 const raw = require('./helpers/raw-http');
-const { createHttpServer } = require('../src/http-server');
+const { createHttpServer } = require('../src/serving/http-server');
 const { MAX_BODY_BYTES } = require('../src/app');
 
 test('unknown paths answer 404 JSON for every method', async (t) => {

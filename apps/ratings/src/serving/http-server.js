@@ -7,12 +7,9 @@
 
 const http = require('node:http');
 
-// Node's answer to a request its parser rejects carries no Content-Length
-// (the body is delimited by the close). The 'clientError' event is Node's
-// documented hook for answering these instead: there is no request or
-// response object yet, so the answer is written to the socket as bytes.
-// Same status per error code as Node's own default; a JSON body like every
-// other error; Connection: close.
+// Answers written to the socket as bytes ('clientError', CONNECT: there is
+// no response object), framed by Content-Length, with Node's status per
+// error code and a JSON body like every other error.
 function errorBody(status) {
   return JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
 }
@@ -34,19 +31,8 @@ const CLIENT_ERROR_ANSWERS = {
   ERR_HTTP_REQUEST_TIMEOUT: framedError(408),
 };
 const BAD_REQUEST = framedError(400);
-// CONNECT is no route here: the 404 the other services answer. (Node hands
-// CONNECT to a 'connect' listener, and without one closes the connection
-// with no answer.)
-const CONNECT_ANSWER = (() => {
-  const body = JSON.stringify({ error: 'not found' });
-  return (
-    'HTTP/1.1 404 Not Found\r\n' +
-    'Content-Type: application/json\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    'Connection: close\r\n\r\n' +
-    body
-  );
-})();
+// CONNECT is no route here: the 404 the other services answer.
+const CONNECT_ANSWER = framedError(404);
 
 // Connections waiting for a slot beyond HTTP_MAX_CONNECTIONS, paused (not
 // read) until one frees: the listen backlog's job in the other services,
@@ -54,34 +40,29 @@ const CONNECT_ANSWER = (() => {
 // (Node's default of 511); beyond it a new connection is closed at once.
 const MAX_WAITING_CONNECTIONS = 511;
 
-// Unanswered requests one connection may have in the service at once. A
-// client that sends more without reading the answers gets 503 + close for
-// the next one and no answer for the rest (RFC 9112 9.3.2: the client
-// retries them on a new connection). No client of this project pipelines;
-// HTTP clients that can (curl before 7.62, old browsers) sent a few.
+const FEED_BYTES = 1024;
+
+// Unanswered requests one connection may have in the service at once; the
+// next gets 503 + close, the rest no answer (RFC 9112 9.3.2: the client
+// retries them on a new connection).
 const MAX_UNANSWERED_PER_CONNECTION = 16;
 
-// Once the service has decided to close a connection (an error answer, or
-// the request asked for it), the client gets this long to read what is
-// queued for it; then the socket is destroyed, so a client that never reads
-// cannot keep the connection and what it holds.
+// Once a close is decided, the client gets this long to read what is
+// queued for it; then the socket is destroyed.
 const CLOSE_GRACE_MS = 1000;
 
-// A request line without an HTTP version is HTTP/0.9. Node's parser accepts
-// it and then waits for header lines that such a client never sends; this
-// long after such a line, with still no request, the connection is answered
-// 400 and closed.
+// A request line without an HTTP version is HTTP/0.9, which Node's parser
+// takes for the start of a head: this long after such a line, with still no
+// request, the connection is answered 400 and closed.
 const HTTP09_ANSWER_MS = 500;
 // method SP request-target, nothing after: no version.
 const HTTP09_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]+$/;
-// Only the first line is looked at; a longer one is left to Node's limits.
 const FIRST_LINE_MAX = 8192;
 
 // Host = uri-host [ ":" port ] (RFC 9110 7.2, RFC 3986 3.2.2): an IP
 // literal in brackets or a reg-name (possibly empty), then digits.
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
 
-// Per-connection state, kept beside the socket rather than on it.
 const connections = new WeakMap();
 
 function newConnectionState() {
@@ -96,6 +77,7 @@ function newConnectionState() {
     pendingAnswer: null, // a clientError answer waiting for the app's answers before it
     graceTimer: null,
     http09Timer: null,
+    waiting: false, // beyond the connection limit: not read until a slot frees
   };
 }
 
@@ -115,13 +97,8 @@ function closeWithin(socket, state) {
   state.graceTimer.unref();
 }
 
-// The answer goes after every answer the app still owes on this connection
-// (a /metrics or v-delayed answer may still be in the making): written now
-// if there is none, else when the last of them has been sent. No answer when
-// the service has already decided to close (its own answer with
-// "Connection: close" is sent or on its way: Node's parser then rejects any
-// further byte, e.g. HPE_CLOSED_CONNECTION after "Connection: close", or the
-// body of a request Node has already handed over).
+// The answer goes after every answer the app still owes on this connection.
+// None when a close is already decided: its answer is sent or on its way.
 function onClientError(err, socket) {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
@@ -135,8 +112,7 @@ function onClientError(err, socket) {
   state.closing = true;
   state.cutOnData = true;
   const answer = CLIENT_ERROR_ANSWERS[err.code] ?? BAD_REQUEST;
-  // The error is in the body of the request in progress: that request's
-  // answer is this one (the app will never see the end of its body).
+  // An error in the body of the request in progress is that request's answer.
   const inBody = state.last !== null && !state.last.complete;
   if (state.unanswered > 0 && !inBody) {
     state.pendingAnswer = answer;
@@ -153,7 +129,11 @@ function endWith(socket, state, answer) {
 // Called when an answer of the app has gone out (or its client left).
 function answered(socket, state) {
   state.unanswered -= 1;
-  if (state.unanswered > 0 || !state.closing) return;
+  if (state.unanswered > 0) return;
+  if (!state.closing) {
+    feed(socket, state);
+    return;
+  }
   if (state.pendingAnswer === null) {
     closeWithin(socket, state);
     return;
@@ -170,21 +150,10 @@ function quiescent(state) {
   return state.unanswered === 0 && (state.last === null || state.last.complete);
 }
 
-// Looks at the first line of a request head as it arrives, before Node's
-// parser: an HTTP/0.9 request line is answered 400 unless a request comes
-// out of the parser within HTTP09_ANSWER_MS (so a line that only looks like
-// one, in a head split across reads, costs nothing).
+// Looks at the first line of a request head before Node's parser: an
+// HTTP/0.9 request line is answered 400 unless a request comes out of the
+// parser within HTTP09_ANSWER_MS (a head split across reads costs nothing).
 function onData(socket, state, chunk) {
-  // Bytes after the service decided to close would only be parsed into
-  // requests that are not run (every request in one read reaches the
-  // app before any can stop the parser): stop reading, or after an error
-  // answer or a refusal, end the connection now.
-  // (The rest of the body of the last request still goes to the parser.)
-  if (state.closing && (state.last === null || state.last.complete)) {
-    if (state.cutOnData) socket.destroy();
-    else socket.pause();
-    return;
-  }
   if (state.firstLine === null) {
     if (!quiescent(state)) return;
     state.firstLine = '';
@@ -215,12 +184,29 @@ function onData(socket, state, chunk) {
   state.http09Timer.unref();
 }
 
+// Bytes reach Node's parser at most FEED_BYTES at a time, and only while the
+// connection owes no answer or the request in progress still has body to
+// come: a client that does not read its answers is not read either (its
+// bytes wait in the socket's buffer, then in the kernel's), and a 64 KiB
+// read of pipelined requests is not parsed into a thousand requests at once.
+function feed(socket, state) {
+  while (!socket.destroyed && socket.readableLength > 0 && !state.waiting) {
+    const inBody = state.last !== null && !state.last.complete;
+    if (!inBody && (state.closing || state.unanswered > 0)) {
+      // After an error answer or a refusal, more bytes end the connection.
+      if (state.closing && state.cutOnData) socket.destroy();
+      return;
+    }
+    socket.read(Math.min(FEED_BYTES, socket.readableLength));
+  }
+}
+
 function onConnection(socket) {
   const state = stateOf(socket);
-  // A 'data' listener makes Node hand the socket's data to its parser from
-  // JavaScript instead of reading it in C++ ('data' listeners see what the
-  // parser sees); prepended, so this runs before the parser.
+  // Paused mode: Node's parser sees what socket.read hands out ('data'
+  // listeners see what the parser sees); prepended, so this runs before it.
   socket.prependListener('data', (chunk) => onData(socket, state, chunk));
+  socket.on('readable', () => feed(socket, state));
   socket.once('close', () => {
     clearTimeout(state.graceTimer);
     clearTimeout(state.http09Timer);
@@ -253,13 +239,10 @@ function badTransferEncoding(req) {
 
 // One answer per request: a route that answers before the request's body
 // has arrived whole (GET, HEAD, 404, 405 do not read it) says
-// "Connection: close", and the connection ends after that answer. What is
-// left of the body is never parsed into an answer: a malformed chunk, or
-// a body that never ends, meets a connection already closing, and the
-// clientError handler then sends nothing (it used to add a 400, or a 408
-// at the deadline, behind the 200). Node has no "before the head goes out"
-// event; wrapping this one response's writeHead is how the expressjs
-// on-headers module does it (Server-Timing does the same).
+// "Connection: close", so what is left of the body meets a closing
+// connection and gets no second answer. Node has no "before the head goes
+// out" event; wrapping this response's writeHead is how the expressjs
+// on-headers module does it.
 function closeIfBodyUnread(req, res, state) {
   const cl = req.headers['content-length'];
   if (req.headers['transfer-encoding'] === undefined && (cl === undefined || Number(cl) === 0)) return;
@@ -273,7 +256,6 @@ function closeIfBodyUnread(req, res, state) {
   };
 }
 
-// Node hands a CONNECT request to this listener with the raw socket.
 function onConnect(req, socket) {
   const state = stateOf(socket);
   state.closing = true;
@@ -295,7 +277,8 @@ function limitConnections(server, max) {
       if (next.destroyed) continue;
       held += 1;
       next.once('close', release);
-      next.resume();
+      stateOf(next).waiting = false;
+      feed(next, stateOf(next));
     }
   }
   server.on('connection', (socket) => {
@@ -308,7 +291,7 @@ function limitConnections(server, max) {
       socket.destroy();
       return;
     }
-    socket.pause();
+    stateOf(socket).waiting = true;
     waiting.push(socket);
     socket.once('close', () => {
       const i = waiting.indexOf(socket);
@@ -337,13 +320,9 @@ function createRequestListener(app, connection) {
     state.requests += 1;
     state.last = req;
     state.firstLine = null;
-    // A close has been decided: the request is not run and gets no answer;
-    // the connection closes after the answers queued before it. After a
-    // refusal or an error answer, a client that goes on sending as many
-    // requests again in the same read does not read its answers either:
-    // the connection ends now, so that Node's request and response objects
-    // for the rest of that read (up to 64 KiB of requests, about 3 KB
-    // each) are garbage at once instead of held for the grace period.
+    // A close has been decided: the request is not run and gets no answer.
+    // After a refusal or an error answer, a client that goes on sending as
+    // many requests again does not read its answers either: end it now.
     if (state.closing) {
       state.ignored += 1;
       if (state.cutOnData && state.ignored >= MAX_UNANSWERED_PER_CONNECTION) socket.destroy();
@@ -375,19 +354,14 @@ function createHttpServer(app, config, connection = { close: !config.keepAlive }
   const headersTimeout = config.headerTimeoutSeconds * 1000;
   const server = http.createServer(
     {
-      // Node sets TCP_NODELAY on each accepted socket when true (its
-      // default); false leaves the kernel default, Nagle on.
+      // false leaves the kernel default, Nagle on.
       noDelay: config.noDelay,
-      // A request head must be complete this long after its first byte,
-      // and a new connection's first head this long after the accept;
-      // checked every connectionsCheckingInterval (Node's default 30 s).
+      // A request head must be complete this long after its first byte
+      // (the first head: after the accept).
       headersTimeout,
       connectionsCheckingInterval: 500,
-      // Whole request, head and body, from its first byte: the same
-      // deadline. A body (at most 16 KiB here) that has not arrived by then
-      // is answered 408 and the connection closed, so a chunk size Node's
-      // parser accepts (up to 2^64 - 1) cannot hold the connection waiting
-      // for data. Node requires it to be at least headersTimeout.
+      // Whole request, head and body (at most 16 KiB), from its first byte:
+      // the same deadline, so a huge chunk size cannot hold the connection.
       requestTimeout: headersTimeout,
       // Checked by the request listener instead, to answer with a JSON body.
       requireHostHeader: false,
@@ -396,8 +370,6 @@ function createHttpServer(app, config, connection = { close: !config.keepAlive }
   );
   // Not server.maxConnections: beyond it Node closes each new connection
   // with no answer, where the other services leave it in the backlog.
-  // Idle time between requests on a kept-alive socket, advertised as
-  // "Keep-Alive: timeout=N".
   server.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
   server.on('connection', onConnection);
   limitConnections(server, config.maxConnections);
