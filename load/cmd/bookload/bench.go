@@ -81,6 +81,9 @@ func benchCmd(args []string) int {
 	if err == nil {
 		_, err = plan.Select(cfg.Only)
 	}
+	if err == nil && cfg.Only != "" {
+		err = bench.CheckMerge(cfg.Markdown)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bookload bench:", err)
 		return 2

@@ -241,7 +241,6 @@ type bench struct {
 	tm     Timing
 	o      *Outcome
 	groups map[string]map[string]int // stack profile -> service -> process group
-	echo   string
 }
 
 func (b *bench) logf(format string, args ...any) {

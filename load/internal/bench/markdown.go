@@ -34,7 +34,11 @@ func WriteReport(o *Outcome, cfg Config) {
 		o.ReportNote = "skipped: no runs"
 		return
 	}
-	r, err := htmlreport.FromDirs(o.Dirs, htmlreport.Options{Baseline: "legacy", Title: "bookload bench: tuned vs legacy local stacks"})
+	opts := htmlreport.Options{Title: "bookload bench: tuned vs legacy local stacks"}
+	if len(o.Stacks) > 0 { // without the stacks (--only floor) there is no legacy target
+		opts.Baseline = "legacy"
+	}
+	r, err := htmlreport.FromDirs(o.Dirs, opts)
 	if err == nil {
 		err = r.WriteFile(path)
 	}

@@ -68,6 +68,26 @@ func (b block) String() string {
 	return fmt.Sprintf("<!-- bench: %s %s -->\n%s"+blockEnd+"\n", b.kind, b.name, strings.Join(b.lines, ""), b.name)
 }
 
+var errNoBlocks = errors.New("it has no bench: blocks (written before bookload bench had parts): run the whole bench once first, or write elsewhere with --md")
+
+// CheckMerge says whether a bench of some parts can merge into the file at
+// path (it is missing, or has blocks), before anything is measured.
+func CheckMerge(path string) error {
+	old, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, b := range blocks(string(old)) {
+		if b.kind != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %w", path, errNoBlocks)
+}
+
 // Merge returns the BENCHMARKS.md of a bench that measured only the parts
 // ran of plan order: fresh is what this bench rendered, old the file before.
 // fresh's layout wins; its blocks take old's content as the kinds above say.
@@ -79,7 +99,7 @@ func Merge(old, fresh string, ran, order []string) (string, error) {
 		}
 	}
 	if len(prev) == 0 {
-		return "", errors.New("it has no bench: blocks (written before bookload bench had parts): run the whole bench once first, or write elsewhere with --md")
+		return "", errNoBlocks
 	}
 	var out strings.Builder
 	for _, b := range blocks(fresh) {

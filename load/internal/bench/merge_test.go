@@ -77,6 +77,9 @@ func TestOnlyKeepsTheRest(t *testing.T) {
 	if err := os.WriteFile(md, []byte("# Benchmarks\n\nold numbers\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := CheckMerge(md); err == nil {
+		t.Error("CheckMerge accepts a file without blocks")
+	}
 	err := WriteFile(md, only, Config{Command: "bookload bench --only details", Only: "details"})
 	if b, _ := os.ReadFile(md); err == nil || !strings.Contains(err.Error(), "run the whole bench once") || string(b) != "# Benchmarks\n\nold numbers\n" {
 		t.Errorf("a file without blocks: err %v, now %q", err, b)
