@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,7 +19,7 @@ import (
 )
 
 func init() {
-	commands["bench"] = command{summary: "the performance suite (make bench): tuned and legacy stacks, floor, services, ladder, max rate, cost; writes BENCHMARKS.md", run: benchCmd}
+	commands["bench"] = command{summary: "the performance suite (make bench): tuned and legacy stacks, floor, services, ladder, max rate, cost; writes BENCHMARKS.md (--only PART for one part)", run: benchCmd}
 }
 
 func benchCmd(args []string) int {
@@ -33,13 +32,13 @@ func benchCmd(args []string) int {
 	fs.IntVar(&cfg.LegacyBase, "legacy-port-base", 0, "port base of the legacy stack (default: the next free one)")
 	before := fs.String("before", "", "`FILE`: the summary.json of an earlier bench (of other apps, same machine) to set beside this one")
 	fs.BoolVar(&cfg.Quick, "quick", false, "seconds instead of minutes per measurement: checks the suite, the numbers mean nothing")
-	fs.DurationVar(&cfg.Soak, "soak", 0, "`DURATION` of the soak at the end (full page, RSS slope per service); default scenarios/bench-soak.yaml's, --quick "+bench.QuickSoak.String()+"; 0 skips it")
-	fs.StringVar(&cfg.Scenarios, "scenarios", "", "`DIR` of the bench-*.yaml scenarios (default the repository's scenarios/)")
-	fs.StringVar(&cfg.Targets, "targets", "", "`FILE` of the targets (default the repository's bench/targets.yaml)")
+	fs.DurationVar(&cfg.Soak, "soak", 0, "`DURATION` of the soak (full page, RSS slope per service); default the plan's, --quick "+bench.QuickSoak.String()+"; 0 skips it")
+	fs.StringVar(&cfg.PlanFile, "plan", "", "`FILE`: what to run and the targets (default the repository's bench/plan.yaml)")
+	fs.StringVar(&cfg.Only, "only", "", "`PART`[,PART...] of the plan to run (floor, details, page, framework, ladder, maxrate, soak, ...), with the parts it needs; BENCHMARKS.md keeps the other parts' rows and sections")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: bookload bench [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--before SUMMARY.json] [--quick] [--soak DURATION] [--scenarios DIR] [--targets FILE]")
+		fmt.Fprintln(fs.Output(), "usage: bookload bench [--only PART] [--out DIR] [--md BENCHMARKS.md] [--report FILE] [--before SUMMARY.json] [--quick] [--soak DURATION] [--plan FILE]")
 		fmt.Fprintln(fs.Output(), "\nStarts a tuned and a legacy local stack, measures (about 13 minutes, then a 30-minute soak), stops them (also on Ctrl-C),")
-		fmt.Fprintln(fs.Output(), "writes BENCHMARKS.md and the HTML report. What it runs: scenarios/bench-*.yaml; what it judges against: bench/targets.yaml.")
+		fmt.Fprintln(fs.Output(), "writes BENCHMARKS.md and the HTML report. What it runs and what it judges against: bench/plan.yaml.")
 		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
 	}
@@ -63,7 +62,7 @@ func benchCmd(args []string) int {
 	case cfg.Quick && !soakSet:
 		cfg.Soak = bench.QuickSoak
 	case !soakSet:
-		cfg.Soak = -1 // bench-soak.yaml's duration
+		cfg.Soak = -1 // the plan's
 	}
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join("results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
@@ -77,16 +76,19 @@ func benchCmd(args []string) int {
 		cfg.Before = &s
 	}
 	cfg.Command = strings.Join(append([]string{"bookload", "bench"}, args...), " ")
-	// The files are read before anything starts, so a bad one costs no stack start.
+	// The plan is read before anything starts, so a bad one costs no stack start.
 	plan, err := bench.LoadPlanFor(cfg)
+	if err == nil {
+		_, err = plan.Select(cfg.Only)
+	}
+	if err == nil && cfg.Only != "" {
+		err = bench.CheckMerge(cfg.Markdown)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bookload bench:", err)
 		return 2
 	}
 	cfg.Plan = plan
-	if exe, err := os.Executable(); err == nil {
-		cfg.Bookload = exe
-	}
 	if runner.IsTerminal(os.Stderr) {
 		cfg.Progress = os.Stderr
 	}
@@ -104,20 +106,7 @@ func benchCmd(args []string) int {
 	if serr := bench.WriteSummary(bench.SummaryPath(cfg.Out), out.Summarize(appsVersion())); serr != nil {
 		fmt.Fprintln(os.Stderr, "bookload bench: summary:", serr)
 	}
-	// The cluster section (scripts/mesh-bench.sh writes it) is another
-	// bench's: carried over as it was.
-	old, _ := os.ReadFile(cfg.Markdown)
-	ferr := writeAtomic(cfg.Markdown, func(f *os.File) error {
-		if err := bench.Write(f, out, cfg); err != nil {
-			return err
-		}
-		if kept := bench.ClusterSection(old); kept != "" {
-			_, err := io.WriteString(f, "\n"+kept)
-			return err
-		}
-		return nil
-	})
-	if ferr != nil {
+	if ferr := bench.WriteFile(cfg.Markdown, out, cfg); ferr != nil {
 		fmt.Fprintln(os.Stderr, "bookload bench:", ferr)
 		return 1
 	}
@@ -152,26 +141,4 @@ func appsVersion() string {
 		v += "+changes"
 	}
 	return v
-}
-
-// writeAtomic writes path through a temporary file in its directory, renamed
-// over it once complete: a failed write leaves the old file as it was.
-func writeAtomic(path string, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

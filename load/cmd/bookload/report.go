@@ -7,7 +7,6 @@ import (
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/report"
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 )
 
 func init() {
@@ -43,11 +42,7 @@ func reportCmd(args []string) int {
 // writeReport builds the report of dirs and writes it (and the PNGs), printing
 // the paths.
 func writeReport(dirs []string, out, pngDir string, opts report.Options) error {
-	runs, err := results.OpenAll(dirs)
-	if err != nil {
-		return err
-	}
-	r, err := report.Build(runs, opts)
+	r, err := report.FromDirs(dirs, opts)
 	if err != nil {
 		return err
 	}

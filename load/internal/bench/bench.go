@@ -1,15 +1,18 @@
-// Package bench is `bookload bench` (`make bench`): the performance suite.
-// What it runs comes from scenarios/bench-*.yaml and what it judges against
-// from bench/targets.yaml (plan.go, targets.go). It starts a tuned and a legacy local stack on free port bases,
-// measures the loopback floor (fortio's echo server, in-process), each
+// Package bench is `bookload bench` (`make bench`): the performance suite,
+// as plan -> measure -> judge -> write. What it runs and judges against is
+// one file, bench/plan.yaml (plan.go); each part of it is measured by its
+// kind's measure function (parts.go) and judged by its judge function
+// (judge.go); markdown.go only renders the verdicts. It starts a tuned and a
+// legacy local stack on free port bases, measures the loopback floor (fortio's echo server, in-process), each
 // service alone and the full page (tuned vs legacy, interleaved, repeated;
 // fortio's default burst arrival and the uniform one), the full page over the
 // ladder of rates, the maximum sustainable full-page rate (a bounded search of
 // 30 s probes), the CPU each service process spends per request and its peak
 // RSS (from /proc), then a soak (soak.go: the full page at a fixed rate for
 // 30 minutes, RSS sampled, its slope judged), and writes BENCHMARKS.md with
-// every target's verdict, and the HTML report through `bookload report`.
-// The stacks are always stopped.
+// every target's verdict, and the HTML report (built in this process).
+// `bookload bench --only PART` runs one part and rewrites only its sections
+// of BENCHMARKS.md. The stacks are always stopped.
 package bench
 
 import (
@@ -30,9 +33,6 @@ import (
 	"syscall"
 	"time"
 
-	"fortio.org/fortio/fhttp"
-	flog "fortio.org/log"
-
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
@@ -49,7 +49,6 @@ type Config struct {
 	Out      string // directory for this bench's run directories
 	Markdown string // where BENCHMARKS.md is written
 	Report   string // the HTML report; "" for <Out>/report.html
-	Bookload string // the bookload binary, for `bookload report`; "" skips the report
 	// TunedBase and LegacyBase are the stacks' port bases; 0 picks free ones.
 	TunedBase, LegacyBase int
 	Quick                 bool          // seconds instead of minutes: for checking the suite itself, numbers are not meaningful
@@ -58,11 +57,13 @@ type Config struct {
 	Stdout, Stderr        io.Writer
 	Progress              io.Writer // live progress line; nil for none
 	Before                *Summary  // an earlier bench's summary.json, for the before/after table
-	// Scenarios is the directory of the bench-*.yaml scenarios and Targets
-	// the targets file; "" for scenarios/ and bench/targets.yaml of the repo.
-	Scenarios, Targets string
-	// Plan is what to run and judge; nil reads it from Scenarios and Targets.
+	// PlanFile is the plan; "" for bench/plan.yaml of the repository.
+	PlanFile string
+	// Plan is what to run and judge; nil reads it from PlanFile.
 	Plan *Plan
+	// Only names the parts to run (comma-separated), each with the parts it
+	// needs; "" runs them all.
+	Only string
 }
 
 // Timing is how long each kind of measurement runs.
@@ -74,7 +75,7 @@ type Timing struct {
 }
 
 // QuickTiming checks that the suite works end to end in about two minutes;
-// the full bench's timing comes from the scenario files (Plan.Timing).
+// the full bench's timing comes from the plan (Plan.Timing).
 var QuickTiming = Timing{Rep: time.Second, Warmup: 500 * time.Millisecond, LadderStep: time.Second, Probe: 2 * time.Second, StackWarmup: time.Second, SoakSample: 5 * time.Second, Reps: 2, Probes: 2}
 
 // Measure is one runner.Run with the /proc readings around it.
@@ -126,7 +127,8 @@ func (p Probe) Held(t Targets) bool {
 
 // Outcome is everything a bench measured.
 type Outcome struct {
-	Plan              *Plan // what was run and judged
+	Plan              *Plan    // what was run and judged
+	Ran               []string // the parts measured (all of the plan's, or --only's), in order
 	Started, Finished time.Time
 	Timing            Timing
 	Stacks            []local.Config
@@ -134,10 +136,9 @@ type Outcome struct {
 	LoadEnd           string
 	Floor             map[bool]*Measure            // by uniform
 	FloorProcess      map[bool]*Measure            // by uniform: the echo server in a process of its own
-	Alone             map[string]map[bool]*Measure // key -> uniform -> measure (burst: tuned vs legacy; uniform: tuned)
-	AloneBusy         map[string]*Measure          // key -> tuned, uniform, at the endpoint's busy profile
-	Framework         map[string]*Measure          // service -> its /health, tuned, uniform, at bench-framework.yaml's rate (framework.go)
-	PageBusy          *Measure                     // the full page at PageRate, tuned, uniform
+	Alone             map[string]map[bool]*Measure // endpoint -> uniform -> measure (burst: tuned vs legacy; uniform: tuned)
+	AloneBusy         map[string]*Measure          // endpoint -> tuned, uniform, at the endpoint's busy load
+	Framework         map[string]*Measure          // service -> its /health, tuned, uniform, at the framework part's load (framework.go)
 	Before            *Summary                     // an earlier bench to set beside this one, if given
 	Ladder            []Probe
 	MaxRate           []Probe
@@ -150,7 +151,8 @@ type Outcome struct {
 	Soak              *Soak        // nil when skipped
 }
 
-// Run runs the whole suite; the stacks are stopped on every way out.
+// Run runs the plan's parts (cfg.Only's, with what they need); the stacks
+// are stopped on every way out.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	plan := cfg.Plan
 	if plan == nil {
@@ -159,12 +161,16 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			return nil, err
 		}
 	}
+	parts, err := plan.Select(cfg.Only)
+	if err != nil {
+		return nil, err
+	}
 	tm := plan.Timing
 	if cfg.Quick {
 		tm = QuickTiming
 	}
 	if cfg.Soak < 0 {
-		cfg.Soak = plan.Soak.Duration.Std()
+		cfg.Soak = plan.first("soak").Load.Duration
 	}
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join("results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
@@ -176,45 +182,58 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Floor: map[bool]*Measure{}, FloorProcess: map[bool]*Measure{}, Alone: map[string]map[bool]*Measure{},
 		AloneBusy: map[string]*Measure{}, Framework: map[string]*Measure{}, Before: cfg.Before}
 	b := &bench{cfg: cfg, tm: tm, o: o}
+	defer func() {
+		o.Finished = time.Now()
+		o.LoadEnd = proc.LoadAvg()
+	}()
+	b.speed("before the stacks start")
+	if slices.ContainsFunc(parts, func(n string) bool { return kinds[plan.Part(n).Kind].stacks }) {
+		stop, err := b.startStacks(ctx)
+		if stop != nil {
+			defer stop()
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	for _, name := range parts {
+		pt := plan.Part(name)
+		o.Ran = append(o.Ran, name)
+		if err := kinds[pt.Kind].measure(ctx, b, pt); err != nil {
+			return o, err
+		}
+	}
+	b.speed("at the end")
+	return o, nil
+}
 
-	tuned, legacy, err := freeBases(cfg.TunedBase, cfg.LegacyBase)
+// startStacks starts the tuned and the legacy stack and warms them up; stop
+// stops them (nil when nothing started).
+func (b *bench) startStacks(ctx context.Context) (stop func(), err error) {
+	tuned, legacy, err := freeBases(b.cfg.TunedBase, b.cfg.LegacyBase)
 	if err != nil {
 		return nil, err
 	}
-	o.Stacks = []local.Config{
+	b.o.Stacks = []local.Config{
 		{PortBase: tuned, Profile: "tuned", Reviews: "v2"},
 		{PortBase: legacy, Profile: "legacy", Reviews: "v2"},
 	}
-	b.speed("before the stacks start")
 	b.logf("starting a tuned stack on %d and a legacy stack on %d ...", tuned, legacy)
-	if err := local.UpAll(ctx, o.Stacks, cfg.Stderr); err != nil {
+	if err := local.UpAll(ctx, b.o.Stacks, b.cfg.Stderr); err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, st := range o.Stacks {
+	stop = func() {
+		for _, st := range b.o.Stacks {
 			if err := local.Down(st.PortBase, false, 0, io.Discard); err != nil {
-				fmt.Fprintf(cfg.Stderr, "stopping the stack on %d: %v\n", st.PortBase, err)
+				fmt.Fprintf(b.cfg.Stderr, "stopping the stack on %d: %v\n", st.PortBase, err)
 			}
 		}
 		b.logf("stopped both stacks")
-	}()
+	}
 	if err := b.findGroups(); err != nil {
-		return o, err
+		return stop, err
 	}
-	err = b.all(ctx)
-	if err == nil {
-		b.speed("at the end")
-	}
-	o.Usage = map[string]map[string]proc.Usage{}
-	for prof, groups := range b.groups {
-		o.Usage[prof] = map[string]proc.Usage{}
-		for svc, pg := range groups {
-			o.Usage[prof][svc] = proc.Group(pg)
-		}
-	}
-	o.Finished = time.Now()
-	o.LoadEnd = proc.LoadAvg()
-	return o, err
+	return stop, b.warmUp(ctx)
 }
 
 type bench struct {
@@ -222,7 +241,6 @@ type bench struct {
 	tm     Timing
 	o      *Outcome
 	groups map[string]map[string]int // stack profile -> service -> process group
-	echo   string
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -267,92 +285,24 @@ func (b *bench) targetOf(profile, service string) loadtarget.Target {
 	return loadtarget.Target{Name: profile, URL: "http://127.0.0.1:" + strconv.Itoa(port), Knobs: st.Env(service)}
 }
 
-func (b *bench) all(ctx context.Context) error {
-	flog.SetLogLevelQuiet(flog.Critical)
-	_, addr := fhttp.ServeTCP("127.0.0.1:0", "")
-	if addr == nil {
-		return errors.New("could not start fortio's echo server on loopback")
-	}
-	b.echo = "http://" + addr.String()
-
-	// Warm both stacks up first: the JVM compiles reviews' hot paths for a
-	// minute or more after start (JFR showed its two JIT compiler threads
-	// using more CPU than the request threads), and Python and Node fill
-	// their caches; none of it is the steady state the tables describe.
+// warmUp serves the full page on both stacks first: the JVM compiles
+// reviews' hot paths for a minute or more after start (JFR showed its two
+// JIT compiler threads using more CPU than the request threads), and Python
+// and Node fill their caches; none of it is the steady state the tables
+// describe.
+func (b *bench) warmUp(ctx context.Context) error {
 	if b.tm.StackWarmup > 0 {
+		w, page := b.o.Plan.Warmup, b.o.Plan.Page
 		for _, st := range []string{"tuned", "legacy"} {
-			w := b.o.Plan.StackWarmup
 			b.logf("warming up the %s stack: full page at %g RPS for %v (not recorded)", st, w.QPS, b.tm.StackWarmup)
-			s := b.scenario("bench-warmup", "productpage", "/productpage", true, profile(w.QPS, w.Connections, b.tm.StackWarmup))
-			if _, err := (&fortioengine.Engine{}).Run(ctx, engine.Request{Scenario: s, Profile: s.Profiles[0], Target: b.targetOf(st, "productpage")}, nil); err != nil {
+			s := b.scenario("bench-warmup", page.Service, page.Path, true, w.Profile(b.tm.StackWarmup))
+			if _, err := (&fortioengine.Engine{}).Run(ctx, engine.Request{Scenario: s, Profile: s.Profiles[0], Target: b.targetOf(st, page.Service)}, nil); err != nil {
 				return fmt.Errorf("warming up the %s stack: %w", st, err)
 			}
 		}
 	}
-
 	b.speed("after the warm-up")
-	// Floor: fortio's echo server, in this process.
-	for _, uniform := range []bool{false, true} {
-		s := b.scenario("bench-floor", "echo", "/echo", uniform, b.base())
-		s.Description = "floor: fortio's echo server (in-process, loopback) " + pattern(uniform)
-		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: b.echo}})
-		if err != nil {
-			return err
-		}
-		b.o.Floor[uniform] = m
-	}
-	// The same echo server in a process of its own: what one process hop on
-	// loopback costs before any service code runs (wake-ups of a second
-	// process instead of goroutines of one).
-	if err := b.floorProcess(ctx); err != nil {
-		return err
-	}
-	// Each service alone and the full page: tuned vs legacy in bursts
-	// (fortio's default, the published tables' pattern), then tuned alone with
-	// uniform arrival (per-request latency without the burst's queue).
-	for _, uniform := range []bool{false, true} {
-		for _, a := range b.o.Plan.Alone {
-			s := b.scenario("bench-"+a.Key, a.Service, a.Path, uniform, b.base())
-			s.Description = a.Title + ", " + pattern(uniform)
-			targets := []loadtarget.Target{b.targetOf("legacy", a.Service), b.targetOf("tuned", a.Service)}
-			if uniform {
-				targets = targets[1:]
-			}
-			m, err := b.measure(ctx, s, targets)
-			if err != nil {
-				return err
-			}
-			if b.o.Alone[a.Key] == nil {
-				b.o.Alone[a.Key] = map[bool]*Measure{}
-			}
-			b.o.Alone[a.Key][uniform] = m
-		}
-	}
-	// The leaf services again at ten times the rate: the same requests, but
-	// the processes no longer sleep between them (see the analysis).
-	for _, a := range b.o.Plan.Alone {
-		if a.Busy == nil || a.Key == "page" {
-			continue // the page's busy rate is measured with the framework floor
-		}
-		s := b.scenario("bench-"+a.Key+"-busy", a.Service, a.Path, true, profile(a.Busy.QPS, a.Busy.Connections, b.tm.Rep))
-		s.Description = fmt.Sprintf("%s at %g RPS, %s", a.Title, a.Busy.QPS, pattern(true))
-		m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", a.Service)})
-		if err != nil {
-			return err
-		}
-		b.o.AloneBusy[a.Key] = m
-	}
-	if err := b.frameworkFloor(ctx); err != nil {
-		return err
-	}
-	b.speed("before the ladder")
-	if err := b.ladder(ctx); err != nil {
-		return err
-	}
-	if err := b.maxRate(ctx); err != nil {
-		return err
-	}
-	return b.soak(ctx)
+	return nil
 }
 
 // speed runs the host speed check (speed.go) while both stacks are idle.
@@ -406,90 +356,6 @@ func (b *bench) floorProcess(ctx context.Context) error {
 	return nil
 }
 
-// ladder runs the full page at each rung, one repetition per target, until a
-// target no longer holds the rate (it then leaves the ladder).
-func (b *bench) ladder(ctx context.Context) error {
-	active := []string{"legacy", "tuned"}
-	for _, rung := range b.o.Plan.Ladder {
-		if len(active) == 0 {
-			break
-		}
-		rate := rung.QPS
-		var targets []loadtarget.Target
-		for _, p := range active {
-			targets = append(targets, b.targetOf(p, "productpage"))
-		}
-		pr := profile(rate, rung.Connections, b.tm.LadderStep)
-		s := b.scenario("bench-page-ladder", "productpage", "/productpage", false, pr)
-		s.Description = "full page over the ladder, " + pattern(false)
-		s.Repetitions = 1
-		m, err := b.measure(ctx, s, targets)
-		if err != nil {
-			return err
-		}
-		var still []string
-		for _, p := range active {
-			probe := Probe{Rate: rate, Conns: pr.Connections, Duration: b.tm.LadderStep, Target: p, Row: m.Row(pr.Name, p), Measure: m}
-			b.o.Ladder = append(b.o.Ladder, probe)
-			if probe.Held(b.o.Plan.Targets) && probe.Row.Errors == 0 {
-				still = append(still, p)
-			}
-		}
-		active = still
-	}
-	return nil
-}
-
-// maxRate searches the highest full-page rate the tuned stack holds for a
-// whole probe (bench-maxrate.yaml's duration) with zero errors and p99 within
-// max_rate_p99_ms, with uniform arrival (a burst of rate/10 simultaneous
-// pages every 100 ms would measure the burst's queue, not the capacity) over
-// rate/10 connections as on the ladder. It starts at bench-maxrate.yaml's
-// rate, then moves up (towards the first ladder rung not held, or double) or
-// down by bisection on a 50 RPS grid: at most Timing.Probes probes.
-func (b *bench) maxRate(ctx context.Context) error {
-	lo, hi := 0.0, math.Inf(1)
-	for _, p := range b.o.Ladder {
-		if p.Target == "tuned" && !p.Held(b.o.Plan.Targets) && math.IsInf(hi, 1) {
-			hi = p.Rate
-		}
-	}
-	next := b.o.Plan.MaxRate.QPS
-	if next >= hi {
-		next = grid(hi / 2)
-	}
-	for i := 0; i < b.tm.Probes && next >= 50; i++ {
-		b.speed(fmt.Sprintf("before the %g RPS probe", next))
-		pr := profile(next, conns(next), b.tm.Probe)
-		s := b.scenario("bench-page-maxrate", "productpage", "/productpage", true, pr)
-		s.Description = fmt.Sprintf("maximum sustainable full-page rate: held %v with zero errors and p99 %s ms, %s", b.tm.Probe, b.o.Plan.Targets.T("max_rate_p99_ms").Text(), pattern(true))
-		s.Repetitions = 1
-		m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", "productpage")})
-		if err != nil {
-			return err
-		}
-		probe := Probe{Rate: next, Conns: pr.Connections, Duration: b.tm.Probe, Target: "tuned", Row: m.Row(pr.Name, "tuned"), Measure: m}
-		b.o.MaxRate = append(b.o.MaxRate, probe)
-		if probe.OK(b.o.Plan.Targets) {
-			lo = next
-		} else {
-			hi = next
-		}
-		var cand float64
-		switch {
-		case math.IsInf(hi, 1):
-			cand = 2 * lo
-		default:
-			cand = grid((lo + hi) / 2)
-		}
-		if cand <= lo || cand >= hi || (hi-lo) <= math.Max(50, 0.1*lo) {
-			break
-		}
-		next = cand
-	}
-	return nil
-}
-
 // MaxSustained is the highest probe that met the criterion, 0 if none.
 func (o *Outcome) MaxSustained() (best float64, lowestFail float64) {
 	for _, p := range o.MaxRate {
@@ -502,33 +368,26 @@ func (o *Outcome) MaxSustained() (best float64, lowestFail float64) {
 	return best, lowestFail
 }
 
-// base is the endpoints' base profile (bench-details.yaml's first), at this
-// bench's repetition length; the floor runs at it too.
-func (b *bench) base() scenario.Profile {
-	pr := b.o.Plan.Alone[0].Base
-	return profile(pr.QPS, pr.Connections, b.tm.Rep)
-}
+// base is the shared base profile at this bench's repetition length.
+func (b *bench) base() scenario.Profile { return b.o.Plan.Base.Profile(b.tm.Rep) }
 
-// LoadPlanFor reads the plan from cfg's files, or the repository's.
+// LoadPlanFor reads cfg's plan file, or the repository's.
 func LoadPlanFor(cfg Config) (*Plan, error) {
-	dir, targets := cfg.Scenarios, cfg.Targets
-	if dir == "" || targets == "" {
-		root, err := planRoot()
-		if err != nil {
-			return nil, fmt.Errorf("finding scenarios/ and bench/targets.yaml: %w", err)
-		}
-		if dir == "" {
-			dir = filepath.Join(root, "scenarios")
-		}
-		if targets == "" {
-			targets = filepath.Join(root, "bench", "targets.yaml")
-		}
+	if cfg.PlanFile != "" {
+		return LoadPlan(cfg.PlanFile)
 	}
-	return LoadPlan(dir, targets)
+	root, err := planRoot()
+	if err != nil {
+		return nil, fmt.Errorf("finding bench/plan.yaml: %w", err)
+	}
+	return LoadPlan(filepath.Join(root, PlanPath))
 }
 
-// planRoot is the checkout whose bench files apply: the first parent of the
-// working directory, else of the executable, holding bench/targets.yaml.
+// PlanPath is the plan's place in the repository.
+var PlanPath = filepath.Join("bench", "plan.yaml")
+
+// planRoot is the checkout whose plan applies: the first parent of the
+// working directory, else of the executable, holding bench/plan.yaml.
 // Not BOOKINFO_ROOT: that names the apps to measure, which may be an older
 // checkout measured by this bench for a before/after table.
 func planRoot() (string, error) {
@@ -541,7 +400,7 @@ func planRoot() (string, error) {
 	}
 	for _, dir := range starts {
 		for d := dir; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "bench", "targets.yaml")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, PlanPath)); err == nil {
 				return d, nil
 			}
 			if filepath.Dir(d) == d {
@@ -549,7 +408,7 @@ func planRoot() (string, error) {
 			}
 		}
 	}
-	return "", errors.New("no bench/targets.yaml in the working directory or above it, nor above bookload: run bookload bench inside the checkout, or give --scenarios and --targets")
+	return "", errors.New("no bench/plan.yaml in the working directory or above it, nor above bookload: run bookload bench inside the checkout, or give --plan")
 }
 
 func grid(r float64) float64 { return math.Round(r/50) * 50 }

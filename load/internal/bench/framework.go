@@ -13,9 +13,9 @@ import (
 
 // The framework floor: each service's framework serving a constant body
 // (the service's own /health, through the same server, worker model,
-// routing and metrics middleware as every other route; bench-framework.yaml),
-// measured at a busy rate so idle wake-ups do not dominate. A service route
-// costs the floor plus what the service does; the target allows
+// routing and metrics middleware as every other route; the plan's framework
+// part), measured at a busy rate so idle wake-ups do not dominate. A service
+// route costs the floor plus what the service does; the target allows
 // framework_factor floors per request for that work, and one more floor per
 // upstream call (the client side of a call parses and writes about what
 // serving one does).
@@ -31,49 +31,37 @@ type Costed struct {
 	Upstream             int     // upstream calls per request
 	Rate                 float64 // at which the route is measured
 	Profile              string  // the busy profile's name, where its row is
-	Key                  string  // the endpoint (bench-<key>.yaml)
+	Key                  string  // the endpoint part's name
 }
 
 // Routes are the routes set against their framework floor: every endpoint
-// with a busy profile, one per service.
+// with a busy load, one per service.
 func (p *Plan) Routes() []Costed {
 	var out []Costed
 	seen := map[string]bool{}
-	for _, e := range p.Alone {
+	for _, e := range p.OfKind("endpoint") {
 		if e.Busy == nil || seen[e.Service] {
 			continue
 		}
 		seen[e.Service] = true
 		out = append(out, Costed{Service: e.Service, Path: e.Path, Title: e.Title, Upstream: upstreamCalls[e.Service],
-			Rate: e.Busy.QPS, Profile: e.Busy.Name, Key: e.Key})
+			Rate: e.Busy.QPS, Profile: e.Busy.Profile(0).Name, Key: e.Name})
 	}
 	return out
 }
 
-// frameworkFloor measures /health of every service, then productpage's
-// full page at its busy rate (the leaf routes at theirs are AloneBusy).
-func (b *bench) frameworkFloor(ctx context.Context) error {
-	fw := b.o.Plan.Framework
+// measureFramework measures the part's path (/health) on every service with
+// a route in Routes; the routes at their busy loads are the endpoints'.
+func measureFramework(ctx context.Context, b *bench, fw *Part) error {
 	for _, r := range b.o.Plan.Routes() {
-		s := b.scenario("bench-framework-"+r.Service, r.Service, b.o.Plan.HealthPath, true, profile(fw.QPS, fw.Connections, b.tm.Rep))
-		s.Description = fmt.Sprintf("framework floor: %s %s at %g RPS, %s", r.Service, b.o.Plan.HealthPath, fw.QPS, pattern(true))
+		s := b.scenario("bench-framework-"+r.Service, r.Service, fw.Path, true, fw.Load.Profile(b.tm.Rep))
+		s.Description = fmt.Sprintf("framework floor: %s %s at %g RPS, %s", r.Service, fw.Path, fw.Load.QPS, pattern(true))
 		m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", r.Service)})
 		if err != nil {
 			return err
 		}
 		b.o.Framework[r.Service] = m
 	}
-	page := b.o.Plan.Endpoint("page")
-	if page == nil || page.Busy == nil {
-		return nil
-	}
-	s := b.scenario("bench-page-busy", "productpage", page.Path, true, profile(page.Busy.QPS, page.Busy.Connections, b.tm.Rep))
-	s.Description = fmt.Sprintf("full page at %g RPS, %s", page.Busy.QPS, pattern(true))
-	m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", "productpage")})
-	if err != nil {
-		return err
-	}
-	b.o.PageBusy = m
 	return nil
 }
 
@@ -113,7 +101,7 @@ type FrameworkRow struct {
 	FloorP50 Num     `json:"floor_p50_ms"`
 	CPU      Num     `json:"cpu_ms"` // the route: the service's own CPU ms per request
 	P50      Num     `json:"p50_ms"`
-	Factor   float64 `json:"factor"` // framework_factor of bench/targets.yaml
+	Factor   float64 `json:"factor"` // framework_factor of bench/plan.yaml
 }
 
 // Allowed is the target: Factor floors, plus one floor per upstream call.
@@ -135,19 +123,14 @@ func (r FrameworkRow) Known() bool {
 // FrameworkRows puts each route next to its framework's floor.
 func (o *Outcome) FrameworkRows() []FrameworkRow {
 	var rows []FrameworkRow
-	fw := o.Plan.Framework
-	floorProfile := profile(fw.QPS, fw.Connections, 0).Name
+	floorProfile := o.Plan.first("framework").Load.Profile(0).Name
 	for _, c := range o.Plan.Routes() {
 		f := o.Framework[c.Service]
 		row := FrameworkRow{Service: c.Service, Path: c.Path, Title: c.Title, Upstream: c.Upstream, Rate: c.Rate,
 			FloorCPU: Num(f.cpuPerReq("tuned", c.Service)), FloorP50: Num(lat(f.Row(floorProfile, "tuned"), "p50")),
 			CPU: Num(math.NaN()), P50: Num(math.NaN()), Factor: o.Plan.Targets.T("framework_factor").Threshold}
-		m, prof := o.AloneBusy[c.Key], c.Profile
-		if c.Service == "productpage" {
-			m = o.PageBusy
-		}
-		if m != nil {
-			row.CPU, row.P50 = Num(m.cpuPerReq("tuned", c.Service)), Num(lat(m.Row(prof, "tuned"), "p50"))
+		if m := o.AloneBusy[c.Key]; m != nil {
+			row.CPU, row.P50 = Num(m.cpuPerReq("tuned", c.Service)), Num(lat(m.Row(c.Profile, "tuned"), "p50"))
 		}
 		rows = append(rows, row)
 	}
@@ -176,7 +159,7 @@ func (o *Outcome) Summarize(apps string) Summary {
 	nan := Num(math.NaN())
 	s := Summary{Started: o.Started.UTC().Format("2006-01-02 15:04"), Apps: apps, Speed: o.Speed, Framework: o.FrameworkRows(),
 		PageP50: nan, PageP99: nan, PageCPU: nan, MaxRateCPU: nan, RSSMB: map[string]float64{}}
-	if m := o.Alone["page"][true]; m != nil {
+	if m := o.pageMeasure(true); m != nil {
 		r := m.Row(o.baseProfile(), "tuned")
 		s.PageP50, s.PageP99, s.PageCPU = Num(lat(r, "p50")), Num(lat(r, "p99")), Num(m.stackCPUPerReq("tuned"))
 	}

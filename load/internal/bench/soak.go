@@ -13,7 +13,7 @@ import (
 )
 
 // The soak: the tuned stack's full page at a fixed, uniform rate for a long
-// time (bench-soak.yaml; `bookload bench --soak` overrides its duration),
+// time (the plan's soak part; `bookload bench --soak` overrides its duration),
 // with the resident memory of every service sampled at a fixed interval. A
 // leak shows as a slope: the least-squares line through the samples, in MB
 // per 10 minutes, must meet soak_rss_slope_mb for every service.
@@ -96,18 +96,18 @@ func soakInterval(d, every time.Duration) time.Duration {
 	return max(every, time.Second)
 }
 
-// soak runs the full page at bench-soak.yaml's rate on the tuned stack for cfg.Soak
-// (uniform arrival, one repetition) while sampling every service's RSS.
-// The samples start with measure's short warm-up at the same rate.
-func (b *bench) soak(ctx context.Context) error {
+// measureSoak runs the full page at the part's rate on the tuned stack for
+// cfg.Soak (uniform arrival, one repetition) while sampling every service's
+// RSS. The samples start with measure's short warm-up at the same rate.
+func measureSoak(ctx context.Context, b *bench, sp *Part) error {
 	d := b.cfg.Soak
 	if d <= 0 {
 		return nil
 	}
-	sp := b.o.Plan.Soak
-	so := &Soak{Duration: d, Interval: soakInterval(d, b.tm.SoakSample), Rate: sp.QPS, Conns: sp.Connections}
+	so := &Soak{Duration: d, Interval: soakInterval(d, b.tm.SoakSample), Rate: sp.Load.QPS, Conns: sp.Load.Connections}
 	b.o.Soak = so
-	s := b.scenario("bench-soak", "productpage", "/productpage", true, profile(so.Rate, so.Conns, d))
+	page := b.o.Plan.Page
+	s := b.scenario("bench-soak", page.Service, page.Path, true, profile(so.Rate, so.Conns, d))
 	s.Description = fmt.Sprintf("soak: full page at %g RPS for %v, RSS every %v, %s", so.Rate, d, so.Interval, pattern(true))
 	s.Repetitions = 1
 
@@ -136,7 +136,7 @@ func (b *bench) soak(ctx context.Context) error {
 			}
 		}
 	}()
-	m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", "productpage")})
+	m, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", page.Service)})
 	close(stop)
 	<-done
 	so.Measure = m
@@ -150,36 +150,9 @@ func (b *bench) soak(ctx context.Context) error {
 	return err
 }
 
-// soakVerdict is the soak's line in the targets table.
-func (o *Outcome) soakVerdict() verdict {
-	so := o.Soak
-	t := o.Plan.Targets.T("soak_rss_slope_mb")
-	v := verdict{target: fmt.Sprintf("soak: RSS slope %s MB per 10 min for every service (full page at %g RPS, uniform)", t.Text(), o.Plan.Soak.QPS)}
-	if !so.Known() {
-		v.measured = "not run (`--soak 0`) or fewer than three samples"
-		return v
-	}
-	v.known, v.met = true, true
-	var parts, over []string
-	for _, svc := range local.Services {
-		sl := so.Slope(svc)
-		parts = append(parts, fmt.Sprintf("%s %+.2f", svc, sl))
-		if !t.Met(sl) {
-			v.met = false
-			over = append(over, svc)
-		}
-	}
-	v.measured = fmt.Sprintf("%s MB per 10 min over %v (%d samples)", strings.Join(parts, ", "), so.Duration, len(so.Samples))
-	if v.met {
-		v.limit = "no growth beyond the bound: the resident sets settle after the warm-up"
-	} else {
-		v.limit = "still growing: " + strings.Join(over, ", ") + " (see the soak's samples)"
-	}
-	return v
-}
-
 // soakView is the soak's section of BENCHMARKS.md.
 type soakView struct {
+	Part               string
 	Run                bool
 	Rate               float64
 	Conns              int
@@ -191,7 +164,7 @@ type soakView struct {
 func (o *Outcome) soakView() soakView {
 	so := o.Soak
 	t := o.Plan.Targets.T("soak_rss_slope_mb")
-	v := soakView{Rate: o.Plan.Soak.QPS, Bound: t.Value()}
+	v := soakView{Rate: o.Plan.first("soak").Load.QPS, Bound: t.Value()}
 	if so == nil {
 		return v
 	}

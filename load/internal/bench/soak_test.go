@@ -89,7 +89,7 @@ func TestSoakInterval(t *testing.T) {
 
 // soakOutcome is an Outcome with nothing but a soak.
 func soakOutcome(so *Soak) *Outcome {
-	return &Outcome{Plan: repoPlan(), Started: time.Now(), Finished: time.Now(), Timing: repoPlan().Timing, Soak: so,
+	return &Outcome{Plan: repoPlan(), Started: time.Now(), Finished: time.Now(), Timing: repoPlan().Timing, Soak: so, Ran: []string{"soak"},
 		Stacks: []local.Config{{PortBase: 20080, Profile: "tuned"}, {PortBase: 20180, Profile: "legacy"}}}
 }
 
@@ -104,7 +104,7 @@ func writeMD(o *Outcome) string {
 // targetLine returns the targets-table line of the soak.
 func targetLine(md string) string {
 	for _, l := range strings.Split(md, "\n") {
-		if strings.HasPrefix(l, "| soak:") {
+		if strings.HasPrefix(l, "| soak | soak:") {
 			return l
 		}
 	}

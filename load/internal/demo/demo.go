@@ -191,11 +191,7 @@ const ReportFile = "demo-report.html"
 
 // writeReport writes the report of the demo's runs to <out>/demo-report.html.
 func writeReport(out string, dirs []string, margins compare.Margins) (string, error) {
-	runs, err := results.OpenAll(dirs)
-	if err != nil {
-		return "", err
-	}
-	r, err := report.Build(runs, report.Options{Baseline: "legacy", Margins: margins, Title: "bookload demo: tuned vs legacy local stacks"})
+	r, err := report.FromDirs(dirs, report.Options{Baseline: "legacy", Margins: margins, Title: "bookload demo: tuned vs legacy local stacks"})
 	if err != nil {
 		return "", err
 	}

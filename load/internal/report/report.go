@@ -82,6 +82,16 @@ type EngineNote struct {
 	Engine, Version, Note string
 }
 
+// FromDirs opens the runs in dirs (run directories or directories of runs)
+// and assembles their report.
+func FromDirs(dirs []string, opts Options) (*Report, error) {
+	runs, err := results.OpenAll(dirs)
+	if err != nil {
+		return nil, err
+	}
+	return Build(runs, opts)
+}
+
 // Build assembles the report of runs.
 func Build(runs []*results.Loaded, opts Options) (*Report, error) {
 	if len(runs) == 0 {
