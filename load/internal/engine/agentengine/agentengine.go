@@ -45,9 +45,6 @@ import (
 // Name is the engine's name in run.json.
 const Name = agent.EngineName
 
-// InClusterPort is the port of every Bookinfo Service (overlays/base).
-const InClusterPort = 9080
-
 // CorrectedLatency is engine_metadata["corrected_latency"].
 const CorrectedLatency = "from when fortio's schedule meant to send each request, recorded per request in the agent (as the local fortio engine does)"
 
@@ -126,7 +123,7 @@ func (r Remote) LoadBase(service string) string {
 	if r.Base != "" {
 		return r.Base
 	}
-	return fmt.Sprintf("http://%s:%d", service, InClusterPort)
+	return loadtarget.InClusterBase(service)
 }
 
 // Engine drives one agent.

@@ -48,9 +48,6 @@ import (
 // Name is the engine's name in run.json.
 const Name = "fortio-rest"
 
-// InClusterPort is the port of every Bookinfo Service (overlays/base).
-const InClusterPort = 9080
-
 // Precision values in engine_metadata["precision"].
 const (
 	// PrecisionBuckets: latencies rebuilt from fortio's bucket histogram.
@@ -112,7 +109,7 @@ func ParseURL(raw string) (Remote, error) {
 func (r Remote) LoadURL(service, path string) string {
 	base := r.Base
 	if base == "" {
-		base = fmt.Sprintf("http://%s:%d", service, InClusterPort)
+		base = loadtarget.InClusterBase(service)
 	}
 	return base + path
 }
