@@ -11,14 +11,19 @@ import (
 	"strings"
 	"syscall"
 
+	"fortio.org/fortio/fhttp"
+	"fortio.org/log"
+
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/registry"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/kube"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/throughput"
 )
 
 func init() {
@@ -162,6 +167,17 @@ func runCmd(args []string) int {
 			return 2
 		}
 	}
+	if len(targets) == 0 && s.Service == scenario.Echo {
+		// fortio's echo server in this process, as the bench's loopback
+		// floor runs it: its CPU is then part of process_cpu_seconds.
+		log.SetLogLevelQuiet(log.Critical)
+		_, addr := fhttp.ServeTCP("127.0.0.1:0", "")
+		if addr == nil {
+			fmt.Fprintln(os.Stderr, "bookload run: cannot start fortio's echo server on loopback")
+			return 1
+		}
+		targets = append(targets, loadtarget.Target{Name: "echo", URL: "http://" + addr.String()})
+	}
 	if len(targets) == 0 {
 		t, err := loadtarget.Local(s.Service)
 		if err != nil {
@@ -189,6 +205,7 @@ func runCmd(args []string) int {
 		}
 		engineFor = clustercost.Wrap(engineFor, src)
 	}
+	engineFor = throughput.Wrap(engineFor, fortioengine.Name)
 	var progress io.Writer
 	if runner.IsTerminal(os.Stderr) {
 		progress = os.Stderr

@@ -20,6 +20,7 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/latency"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/stats"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/throughput"
 )
 
 // Metrics are the latency columns, in table order.
@@ -57,6 +58,12 @@ type Table struct {
 	// WaterfallMethod says which split they show.
 	Waterfalls      []Waterfall `json:"waterfalls"`
 	WaterfallMethod string      `json:"waterfall_method"`
+	// Interactions are the app-behaviour × mesh matrix's lines, for targets
+	// named MODE.SETTING (interaction.go); ThroughputMethod says how each
+	// row's Throughput is computed.
+	Interactions      []Interaction `json:"interactions"`
+	InteractionMethod string        `json:"interaction_method"`
+	ThroughputMethod  string        `json:"throughput_method"`
 	// reps keeps each row's repetitions for the benchmark format and the
 	// pairing of the differences; repRuns the id of the run of each.
 	reps    map[rowKey][]results.Rep
@@ -97,6 +104,9 @@ type Row struct {
 	// bookload run --cluster-cost), each figure's median and interval as
 	// for the latencies; absent when no repetition recorded it.
 	ClusterCost *clustercost.Summary `json:"cluster_cost,omitempty"`
+	// Throughput is the Gbit/s moved and CPU per Gbit/s (package
+	// throughput), for rows that move bulk bodies; absent otherwise.
+	Throughput *throughput.Summary `json:"throughput,omitempty"`
 }
 
 // Delta is one metric's change against the baseline.
@@ -123,6 +133,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 	t := &Table{Alpha: opts.Alpha, Confidence: opts.Confidence, Warnings: []string{}, Notes: []string{},
 		MarginsMS: opts.Margins, DifferenceMethod: DifferenceMethod,
 		Waterfalls: []Waterfall{}, WaterfallMethod: WaterfallMethod,
+		Interactions: []Interaction{}, InteractionMethod: InteractionMethod, ThroughputMethod: throughput.Method,
 		reps: map[rowKey][]results.Rep{}, repRuns: map[rowKey][]string{}}
 	if t.MarginsMS == nil {
 		t.MarginsMS = Margins{}
@@ -215,6 +226,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 			pair, opts.Alpha, stats.RepetitionsNeeded(opts.Alpha), stats.RepetitionsNeeded(opts.Alpha)))
 	}
 	t.differences(opts.Margins)
+	t.interactions()
 	if err := t.waterfalls(roots, opts.Margins); err != nil {
 		return nil, err
 	}
@@ -316,6 +328,7 @@ func (t *Table) row(sc, profile, tg string, reps []results.Rep) Row {
 	}
 	row.QPS = stats.Median(qps)
 	row.ClusterCost = clustercost.Summarize(reps, t.Confidence)
+	row.Throughput = throughput.Summarize(reps, t.Confidence)
 	row.CIConfidence = 1
 	for _, m := range Metrics {
 		s := stats.Summarize(column(reps, plainOf, m), t.Confidence)

@@ -109,6 +109,8 @@ func (t *Table) markdown(w io.Writer) error {
 		b.WriteString("\n")
 		t.mdDifferences(&b, rows)
 		mdCostTable(&b, rows)
+		mdThroughputTable(&b, rows)
+		t.mdInteractions(&b, sc)
 		t.mdWaterfalls(&b, sc)
 	}
 	for _, n := range t.Notes {
@@ -365,6 +367,52 @@ func mdMeshCostTable(b *strings.Builder, rows []Row) {
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Profile, r.Target, g,
 				c.VCPUPer1000RPS.Format(3), pubCPU, ratio, c.PeakMiB.Format(0), pubMiB)
+		}
+	}
+	if head {
+		b.WriteString("\n")
+	}
+}
+
+// mdThroughputTable prints the rows' throughput, when any moved bulk
+// bodies: Gbit/s and the CPU per Gbit/s of each source that measured it.
+func mdThroughputTable(b *strings.Builder, rows []Row) {
+	var with []Row
+	for _, r := range rows {
+		if r.Throughput != nil {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	b.WriteString("Throughput: median [interval] over the repetitions; CPU per Gbit/s = CPU-seconds per gigabit moved (cores busy per Gbit/s); process = bookload's own process (load generator, and the echo server when in-process), mesh and apps+mesh from the cluster cost:\n\n")
+	b.WriteString("| profile | target | n | Gbit/s | process CPU per Gbit/s | mesh CPU per Gbit/s | apps+mesh CPU per Gbit/s |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|\n")
+	for _, r := range with {
+		tp := r.Throughput
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", r.Profile, r.Target, tp.N, tp.GbitPerS.Format(2),
+			tp.ProcessCoresPerGbit.Format(3), tp.MeshCoresPerGbit.Format(3), tp.AppsMeshCoresPerGbit.Format(3))
+	}
+	b.WriteString("\n")
+}
+
+// mdInteractions prints the matrix's interaction lines of scenario sc.
+func (t *Table) mdInteractions(b *strings.Builder, sc string) {
+	head := false
+	for _, in := range t.Interactions {
+		if in.Scenario != sc {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(b, "Interactions (does the mode change the setting's effect?): (setting - %s under the mode) - (the same under %s), mean of paired repetitions, plain latency, %.0f%% Student-t interval, not corrected across lines:\n\n",
+				in.BaseSetting, in.BaseMode, 100*(1-t.Alpha))
+			head = true
+		}
+		for _, m := range InteractionLineMetrics {
+			if im, ok := in.Metrics[m]; ok {
+				fmt.Fprintf(b, "- %s\n", im.Line)
+			}
 		}
 	}
 	if head {

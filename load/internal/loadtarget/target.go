@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
 )
 
 // DefaultName is the target used when none is given: the local stack.
@@ -79,6 +80,20 @@ func Local(service string) (Target, error) {
 		return Target{}, err
 	}
 	return Target{Name: DefaultName, URL: fmt.Sprintf("http://127.0.0.1:%d", port)}, nil
+}
+
+// InClusterPort is the port of every Bookinfo Service (overlays/base).
+const InClusterPort = 9080
+
+// InClusterBase is the base URL a load client inside a namespace uses for a
+// scenario's service: the Service of that name on InClusterPort, or, for
+// fortio's echo server, the load client's own Service (svc/fortio on 8080:
+// stock fortio and the bookload agent both serve fortio's echo there).
+func InClusterBase(service string) string {
+	if service == scenario.Echo {
+		return "http://fortio:8080"
+	}
+	return fmt.Sprintf("http://%s:%d", service, InClusterPort)
 }
 
 // CheckUnique rejects two targets with the same name.

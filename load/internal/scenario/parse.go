@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 )
 
 // Error is one problem in a scenario file, printed as
@@ -166,7 +164,7 @@ func kindName(n *yaml.Node) string {
 	return "unknown node"
 }
 
-var scenarioFields = []string{"name", "description", "service", "path", "warmup", "repetitions", "timeout", "keepalive", "uniform", "headers", "profiles"}
+var scenarioFields = []string{"name", "description", "service", "path", "warmup", "repetitions", "timeout", "keepalive", "uniform", "payload", "h2", "headers", "profiles"}
 
 var profileFields = []string{"name", "qps", "connections", "duration"}
 
@@ -192,8 +190,8 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	}
 	if f, ok := fs["service"]; ok {
 		s.Service = p.str(f.value, "service")
-		if s.Service != "" && !slices.Contains(local.Services, s.Service) {
-			p.errorf(f.value, "service", "must be one of %s, got %q", strings.Join(local.Services, ", "), s.Service)
+		if s.Service != "" && !slices.Contains(Services, s.Service) {
+			p.errorf(f.value, "service", "must be one of %s, got %q", strings.Join(Services, ", "), s.Service)
 		}
 	}
 	if f, ok := fs["path"]; ok {
@@ -216,6 +214,15 @@ func (p *parser) scenario(root *yaml.Node) *Scenario {
 	}
 	if f, ok := fs["uniform"]; ok {
 		s.Uniform = p.boolean(f.value, "uniform")
+	}
+	if f, ok := fs["payload"]; ok {
+		s.Payload = p.integer(f.value, "payload", 0)
+		if s.Payload > MaxPayload {
+			p.errorf(f.value, "payload", "must be at most %d bytes (fortio's payload limit), got %d", MaxPayload, s.Payload)
+		}
+	}
+	if f, ok := fs["h2"]; ok {
+		s.H2 = p.boolean(f.value, "h2")
 	}
 	if f, ok := fs["headers"]; ok {
 		s.Headers = p.headers(f.value, s.KeepAlive)

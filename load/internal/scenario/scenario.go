@@ -10,8 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 )
 
 // Defaults for optional fields, also stated in scenarios/README.md and the schema.
@@ -39,7 +42,23 @@ type Scenario struct {
 	// sending at the same instant. Omitted from JSON when false, so the
 	// run.json of a default scenario is unchanged.
 	Uniform bool `json:"uniform,omitempty"`
+	// Payload is a request body of this many bytes (fortio's -payload-size):
+	// each request is then a POST, and fortio's echo server sends it back.
+	Payload int `json:"payload,omitempty"`
+	// H2 speaks HTTP/2 (h2c on http:// URLs, fortio's -h2) instead of HTTP/1.1.
+	H2 bool `json:"h2,omitempty"`
 }
+
+// Echo is the service that is fortio's echo server rather than a Bookinfo
+// app: locally bookload starts it in its own process, in a cluster it is
+// each namespace's load client (svc/fortio, port 8080).
+const Echo = "echo"
+
+// Services are the values of the service field: the Bookinfo apps, then Echo.
+var Services = append(slices.Clone(local.Services), Echo)
+
+// MaxPayload is the largest request body: fortio's own payload limit.
+const MaxPayload = 256 * 1024
 
 // Header is one extra request header; a list keeps the file's order.
 type Header struct {

@@ -12,8 +12,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
-
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 )
 
 const scenariosDir = "../../../scenarios"
@@ -166,8 +164,8 @@ func TestSchemaListsParserFields(t *testing.T) {
 	if got := sortedKeys(s.Properties["profiles"].Items.Properties); !slices.Equal(got, sorted(profileFields)) {
 		t.Errorf("schema profile fields %v, parser fields %v", got, sorted(profileFields))
 	}
-	if got := s.Properties["service"].Enum; !slices.Equal(got, local.Services) {
-		t.Errorf("schema services %v, local.Services %v", got, local.Services)
+	if got := s.Properties["service"].Enum; !slices.Equal(got, Services) {
+		t.Errorf("schema services %v, scenario.Services %v", got, Services)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"fortio.org/fortio/fhttp"
+	"fortio.org/fortio/fnet"
 	"fortio.org/fortio/periodic"
 	flog "fortio.org/log"
 
@@ -78,6 +79,13 @@ func Options(req engine.Request) (*fhttp.HTTPRunnerOptions, error) {
 	// as the send time of its own iteration 0, after that delay.
 	o.RunnerOptions.Uniform = s.Uniform
 	o.HTTPReqTimeOut = s.Timeout.Std()
+	if s.Payload > 0 {
+		o.Payload = fnet.GenerateRandomPayload(s.Payload)
+	}
+	// fortio's fast client speaks HTTP/1.1 only; H2 goes through Go's
+	// client (h2c for http://), one client and so one connection per thread.
+	o.H2 = s.H2
+	o.DisableFastClient = s.H2
 	// Errors are data: a server answering 503 on the first call must not abort
 	// the repetition, its errors are counted and reported.
 	o.AllowInitialErrors = true
@@ -180,6 +188,11 @@ func (e *Engine) Run(ctx context.Context, req engine.Request, live func(engine.L
 			"sockets_used": res.SocketCount,
 			"connections":  res.NumThreads,
 			"url":          o.URL,
+			// What crossed the connections, for throughput: the answers as
+			// fortio counts them (head and body on its fast client, the body
+			// on Go's client, which h2 takes) and the request bodies.
+			"bytes_received": int64(res.Sizes.Sum),
+			"bytes_sent":     int64(len(o.Payload)) * res.DurationHistogram.Count,
 		},
 	}
 	for code, n := range res.RetCodes {

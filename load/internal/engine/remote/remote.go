@@ -20,10 +20,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
-)
 
-// InClusterPort is the port of every Bookinfo Service (overlays/base).
-const InClusterPort = 9080
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
+)
 
 // APITimeout bounds the calls that do not wait for load.
 const APITimeout = 10 * time.Second
@@ -78,13 +77,13 @@ func Parse(raw, prefix, kind string) (Target, error) {
 }
 
 // LoadBase is the base URL the client loads for a scenario's service:
-// base (from ?url=), or by default http://SERVICE:9080, the Service of that
-// name in the client's own namespace.
+// base (from ?url=), or by default the Service of that name in the client's
+// own namespace (loadtarget.InClusterBase).
 func LoadBase(base, service string) string {
 	if base != "" {
 		return base
 	}
-	return fmt.Sprintf("http://%s:%d", service, InClusterPort)
+	return loadtarget.InClusterBase(service)
 }
 
 // Client calls a load client's HTTP API.
