@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -62,9 +64,35 @@ func steadyLoad(ctx context.Context, url string, qps, conns int) *loadResult {
 	}
 }
 
-// SIGTERM under load: every request either completes or is refused after
-// the listener closed; none is reset or cut off, and the service exits
-// within its drain period (SHUTDOWN_TIMEOUT_SECONDS, 10 s by default).
+// saturateCPU starts a busy loop on every core, as a process of its own
+// (the kernel shares the cores between them and the services, not Go's
+// scheduler between goroutines); the returned func, also run at the test's
+// end, stops them.
+func saturateCPU(t *testing.T) func() {
+	t.Helper()
+	var loops []*exec.Cmd
+	stop := sync.OnceFunc(func() {
+		for _, c := range loops {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	t.Cleanup(stop)
+	for range runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatalf("busy loop: %v", err)
+		}
+		loops = append(loops, c)
+	}
+	return stop
+}
+
+// SIGTERM under load, sent while every core is busy: every request either
+// completes or is refused after the listener closed; none is reset or cut
+// off, and the service exits within its drain period
+// (SHUTDOWN_TIMEOUT_SECONDS, 10 s by default). A saturated machine is where
+// a drain's own steps fall behind the clients reconnecting to it.
 func TestSIGTERMDrainsUnderLoad(t *testing.T) {
 	st := stackDrain.need(t)
 	for _, tt := range []struct{ svc, path string }{
@@ -76,13 +104,17 @@ func TestSIGTERMDrainsUnderLoad(t *testing.T) {
 			done := make(chan *loadResult)
 			go func() { done <- steadyLoad(ctx, st.url(tt.svc, tt.path), 200, 10) }()
 			time.Sleep(1500 * time.Millisecond)
+			stopLoops := saturateCPU(t)
 			took := st.stop(t, tt.svc, 15*time.Second)
 			time.Sleep(500 * time.Millisecond)
+			stopLoops()
 			cancel()
 			res := <-done
 			t.Logf("%s: exited %v after SIGTERM; %d ok, %d refused after close, codes %v, failures %v", tt.svc, took.Round(time.Millisecond), res.ok, res.refused, res.codes, res.bad)
-			if res.ok < 200 {
-				t.Errorf("only %d successful requests before SIGTERM: the load did not run", res.ok)
+			// 300 offered in the 1.5 s before the signal; on a machine
+			// already busy productpage serves fewer than half of them.
+			if res.ok < 50 {
+				t.Errorf("only %d successful requests: the load did not run", res.ok)
 			}
 			if len(res.bad) > 0 {
 				t.Errorf("requests failed during the drain (not refused, but cut off): %v", res.bad)

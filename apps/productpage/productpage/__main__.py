@@ -64,7 +64,7 @@ def main() -> int:
 
     secret_key = config.session_secret or secrets.token_urlsafe(32)
 
-    from .server import ProductpageServer
+    from .serving import ProductpageServer
 
     ProductpageServer(config, secret_key, metrics_dir).run()
     return 0

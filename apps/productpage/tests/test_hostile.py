@@ -270,7 +270,7 @@ def test_close_in_any_connection_field_closes_after_the_answer(service, fields):
 def test_pipelining_is_capped_per_connection(service):
     """A client that sends requests without reading the answers gets the
     first MAX_PIPELINED, the last with Connection: close, then a close."""
-    from productpage.workers import MAX_PIPELINED
+    from productpage.serving.worker import MAX_PIPELINED
 
     got = talk(
         service.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED * 4), wait=5
@@ -281,7 +281,7 @@ def test_pipelining_is_capped_per_connection(service):
 
 
 def test_pipelining_below_the_cap_keeps_the_connection(service):
-    from productpage.workers import MAX_PIPELINED
+    from productpage.serving.worker import MAX_PIPELINED
 
     got = talk(
         service.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" * (MAX_PIPELINED - 1), idle=0.5

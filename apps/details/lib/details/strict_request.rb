@@ -295,7 +295,9 @@ module Details
     # One more read into the head buffer, against the deadline; false at
     # EOF.
     def fill_head
-      chunk = @io.read_nonblock(HEAD_READ, exception: false)
+      # Into one buffer: a new 8 KiB string per read, shrunk to the bytes
+      # read, left the heap fragmented after floods of slow heads.
+      chunk = @io.read_nonblock(HEAD_READ, @read_buffer ||= "".b, exception: false)
       return false if chunk.nil?
 
       if chunk == :wait_readable

@@ -10,8 +10,8 @@ import sys
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 
-from .config import Config
-from .workers import worker_class
+from ..config import Config
+from .worker import worker_class
 
 _GUNICORN_LOG_LEVELS = {"debug": "debug", "info": "info", "warn": "warning", "error": "error"}
 
@@ -21,13 +21,9 @@ class DrainingArbiter(Arbiter):
     exit when stopping had to kill workers that still served requests."""
 
     cut_off = False
-    # A pipe whose write end only the master holds: closed once the master
-    # has closed its listening sockets (stop() does that before signalling
-    # the workers). A worker stopped by a signal to the whole process group
-    # waits for it before closing its own copy, so that it is never the
-    # master that closes the last copy: the kernel resets the handshakes
-    # queued on a socket when its last copy closes, and a master does not
-    # accept them first.
+    # A pipe whose write end only the master holds, closed once stop() has
+    # closed the listening sockets: it tells the workers that the whole
+    # server stops (see worker.await_master), not one worker (a reload).
     listeners_closed_r = listeners_closed_w = None
 
     def start(self):
@@ -83,9 +79,7 @@ def remember_stop_after_fork():
 
 def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
     def catch_stop_while_booting(arbiter, worker):
-        # The master's pipe (DrainingArbiter): the worker keeps the read end
-        # only, so that it sees end-of-file once the master closed its
-        # listening sockets.
+        # The worker keeps the read end of DrainingArbiter's pipe only.
         if arbiter.listeners_closed_w is not None:
             os.close(arbiter.listeners_closed_w)
             arbiter.listeners_closed_w = None
@@ -156,7 +150,7 @@ class ProductpageServer(BaseApplication):
         # Imported here, in each worker after fork and gevent's patching, so
         # that prometheus_client sees PROMETHEUS_MULTIPROC_DIR, urllib3 gets
         # gevent's sockets, and nothing heavy loads in the master.
-        from .app import create_app
+        from ..app import create_app
 
         return create_app(self.config, self.secret_key)
 

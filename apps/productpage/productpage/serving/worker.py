@@ -1,0 +1,324 @@
+"""gunicorn's gevent worker with the wire rules of docs/contract.md, through
+its public methods (DESIGN.md, "How each knob is implemented"):
+
+- HTTP_NODELAY on accepted sockets (`handle`): Linux copies the listening
+  socket's TCP_NODELAY (gunicorn sets it) to each, so `false` sets 0.
+- HTTP_HEADER_TIMEOUT_SECONDS, an overall deadline per request head
+  (`timeout_ctx`, `_NextHead`): from the accept for a connection's first
+  request, from the first byte for later ones (waited for up to the
+  keep-alive timeout). A connection that sent nothing is closed quietly, one
+  that sent part of a head gets a 408.
+- The checks of rules.py, and "close" in any Connection field.
+- A request with a body (only POST /login reads one), and the
+  MAX_PIPELINED-th request in a row already there when the previous answer
+  was written, are answered with "Connection: close"; the connection then
+  lingers for the client's last bytes (gunicorn's `util.close_graceful`), so
+  nothing after a body is read as a request and closing resets no answer.
+- Drain on SIGTERM and SIGINT (`init_signals`, `run`): stop at once, close
+  the listening socket without resetting what is queued on it (listener.py),
+  end connections waiting for a request (one that has not sent its first yet
+  gets FIRST_REQUEST_GRACE_SECONDS), let requests being served finish with
+  "Connection: close".
+"""
+
+import contextlib
+import signal
+import socket
+import time
+from functools import partial
+
+import gevent
+from gevent import monkey
+from gevent.event import Event
+from gevent.pool import Pool
+from gevent.server import StreamServer
+from gevent.socket import wait_read
+from gunicorn import util
+from gunicorn.workers.ggevent import GeventWorker
+
+from . import listener as listeners
+from .rules import asks_to_close, check_head, has_body
+
+# A client writes its first request right after connecting and does not
+# retry one that failed on a connection it never used: ending such a
+# connection at once would fail it.
+FIRST_REQUEST_GRACE_SECONDS = 1.0
+DRAIN_POLL_SECONDS = 0.05
+# How long a stopping worker waits for the master to close its copy of the
+# listening socket (DrainingArbiter) before it takes the stop as its own
+# (a reload or fewer workers: the others keep serving the socket).
+MASTER_WAIT_SECONDS = 2.0
+MASTER_POLL_SECONDS = 0.002
+HEARTBEAT_SECONDS = 1.0
+# How long a connection closed after a body lingers to read the client's rest.
+LINGER_SECONDS = 1.0
+# Requests in a row one connection may pipeline; the last is answered with
+# "Connection: close" (RFC 9112 9.3.2: the client retries the rest). Without
+# it gunicorn renders pipelined requests until the socket buffers fill
+# (megabytes on loopback). The same cap as ratings'.
+MAX_PIPELINED = 16
+
+# select() itself, not gevent's: a zero-timeout poll that never yields.
+_select = monkey.get_original("select", "select")
+
+
+def _readable(sock) -> bool:
+    try:
+        return bool(_select([sock], [], [], 0)[0])
+    except (OSError, ValueError):  # closed meanwhile
+        return False
+
+
+class HeadTimeout(Exception):
+    def __str__(self):
+        return "request head not complete in time"
+
+
+class _Connection:
+    __slots__ = ("sock", "accepted", "requests", "pipelined", "request", "unreader", "head_timer")
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.accepted = time.monotonic()
+        self.requests = 0
+        self.pipelined = 0
+        self.request = None  # the one being served
+        self.unreader = None  # gunicorn's read buffer of this connection
+        self.head_timer = None
+
+    def start_head_timer(self, deadline: float):
+        self.stop_head_timer()
+        self.head_timer = gevent.Timeout(max(deadline - time.monotonic(), 0.001), HeadTimeout())
+        self.head_timer.start()
+
+    def stop_head_timer(self):
+        if self.head_timer is not None:
+            self.head_timer.close()
+            self.head_timer = None
+
+    def next_request_arrived(self) -> bool:
+        if self.unreader is not None and (pending := self.unreader.take_buffered()):
+            self.unreader.unread(pending)
+            return True
+        return _readable(self.sock)
+
+    def await_first_byte(self, until: float) -> bool:
+        try:
+            wait_read(self.sock.fileno(), timeout=max(until - time.monotonic(), 0.001))
+        except TimeoutError:
+            return False
+        return True
+
+
+class _NextHead:
+    """timeout_ctx: with keep-alive on, gunicorn reads each request inside it."""
+
+    __slots__ = ("conn", "keepalive", "header_timeout")
+
+    def __init__(self, conn, keepalive, header_timeout):
+        self.conn = conn
+        self.keepalive = keepalive
+        self.header_timeout = header_timeout
+
+    def __enter__(self):
+        conn = self.conn
+        if not conn.requests:
+            deadline = conn.accepted + self.header_timeout
+            if not conn.await_first_byte(deadline):
+                raise StopIteration("no request")  # gunicorn closes quietly
+        else:
+            # Right after the previous answer, before anything yields: a
+            # client waiting for that answer cannot have sent more yet.
+            if conn.next_request_arrived():
+                conn.pipelined += 1
+            else:
+                conn.pipelined = 0
+                if not conn.await_first_byte(time.monotonic() + self.keepalive):
+                    raise StopIteration("keep-alive timeout")
+            deadline = time.monotonic() + self.header_timeout
+        conn.start_head_timer(deadline)
+        return self
+
+    def __exit__(self, *exc):
+        self.conn.stop_head_timer()
+        return False
+
+
+class ProductpageWorker(GeventWorker):
+    # Set per start by worker_class() before gunicorn forks the workers.
+    nodelay = True
+    header_timeout = 10.0
+    # Readable (end-of-file) once the master has closed its listening
+    # sockets (server.DrainingArbiter); set by the post_fork hook.
+    listeners_closed_fd = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.connections = {}  # greenlet -> _Connection
+        self.stopping = None
+        self.signal_watchers = []
+
+    def init_signals(self):
+        super().init_signals()
+        # In gevent's loop, so the worker reacts at once; SIGINT drains too.
+        self.signal_watchers = [
+            gevent.signal_handler(sig, self.handle_exit, sig, None)
+            for sig in (signal.SIGTERM, signal.SIGINT)
+        ]
+
+    def handle_exit(self, sig, frame):
+        super().handle_exit(sig, frame)
+        if self.stopping is not None:
+            self.stopping.set()
+
+    def run(self):
+        self.stopping = Event()
+        servers = []
+        for sock in self.sockets:
+            sock.setblocking(1)
+            server = StreamServer(
+                sock, handle=partial(self.handle, sock), spawn=Pool(self.worker_connections)
+            )
+            if self.cfg.workers > 1:
+                server.max_accept = 1  # an idle worker does not take them all
+            server.start()
+            servers.append(server)
+
+        while self.alive:
+            self.notify()
+            self.stopping.wait(HEARTBEAT_SECONDS)
+
+        self.force_close_requests()
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        last_copy = self.await_master()
+        for sock, server in zip(self.sockets, servers, strict=True):
+            self.close_listener(sock, server, last_copy, deadline)
+        while time.monotonic() < deadline:
+            if all(server.pool.free_count() == server.pool.size for server in servers):
+                return
+            self.end_waiting_connections()
+            self.notify()
+            gevent.sleep(DRAIN_POLL_SECONDS)
+        self.log.warning("Worker graceful timeout (pid:%s)", self.pid)
+        for server in servers:
+            server.stop(timeout=1)
+
+    def await_master(self) -> bool:
+        """Whether the whole server stops (the master closed its listening
+        sockets), this worker's copy then perhaps the last. Connections keep
+        being taken meanwhile: a stop sent to the process group reaches the
+        master and the workers at once."""
+        fd = self.listeners_closed_fd
+        give_up = time.monotonic() + MASTER_WAIT_SECONDS
+        while fd is not None and not _readable(fd):
+            if time.monotonic() > give_up:
+                return False
+            gevent.sleep(MASTER_POLL_SECONDS)
+        return True
+
+    def close_listener(self, sock, server, last_copy, deadline):
+        server.stop_accepting()
+        plug = None
+        if last_copy:
+
+            def serve(client, addr):
+                server.pool.spawn(self.handle, sock, client, addr)
+
+            plug = listeners.plug(sock, serve, deadline)
+            if plug is None:
+                self.log.warning(
+                    "Closing the listening socket unplugged: may reset queued connections"
+                )
+        # gunicorn's handler asks the listening socket for its name as it
+        # starts: every accepted connection's greenlet starts before it closes.
+        while any(glet not in self.connections for glet in server.pool):
+            gevent.sleep(0)
+        server.close()
+        if plug is not None:
+            plug.close()
+
+    def handle(self, listener, client, addr):
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if self.nodelay else 0)
+        me = gevent.getcurrent()
+        conn = self.connections[me] = _Connection(client)
+        try:
+            if not self.cfg.keepalive:
+                # gunicorn reads the one request without timeout_ctx.
+                conn.start_head_timer(conn.accepted + self.header_timeout)
+            # A stopping worker may end a lingering connection (handle_error).
+            with contextlib.suppress(StopIteration):
+                super().handle(listener, client, addr)
+        finally:
+            conn.stop_head_timer()
+            self.connections.pop(me, None)
+
+    def timeout_ctx(self):
+        conn = self.connections.get(gevent.getcurrent())
+        if conn is None:
+            return super().timeout_ctx()
+        return _NextHead(conn, self.cfg.keepalive, self.header_timeout)
+
+    def handle_request(self, listener_name, req, sock, addr):
+        conn = self.connections.get(gevent.getcurrent())
+        if conn is None:
+            return super().handle_request(listener_name, req, sock, addr)
+        conn.stop_head_timer()  # the head is complete
+        conn.unreader = req.unreader
+        check_head(req)
+        linger = has_body(req) or conn.pipelined >= MAX_PIPELINED - 1
+        if linger or asks_to_close(req):
+            req.force_close()
+        conn.request = req
+        conn.requests += 1
+        try:
+            return super().handle_request(listener_name, req, sock, addr)
+        except StopIteration:  # "Connection: close": gunicorn closes now
+            if linger:
+                util.close_graceful(sock, timeout=LINGER_SECONDS)
+            raise
+        finally:
+            conn.request = None
+
+    def handle_error(self, req, client, addr, exc):
+        conn = self.connections.get(gevent.getcurrent())
+        if conn is not None:
+            conn.stop_head_timer()
+        if isinstance(exc, HeadTimeout):
+            self.log.debug("Closing connection: %s", exc)
+            with contextlib.suppress(OSError):
+                util.write_error(client, 408, "Request Timeout", "")
+        else:
+            super().handle_error(req, client, addr, exc)
+        if isinstance(exc, Exception):  # not a kill (GreenletExit)
+            util.close_graceful(client, timeout=LINGER_SECONDS)
+
+    def force_close_requests(self):
+        # gunicorn gives "Connection: close" to those that start from now on.
+        for conn in list(self.connections.values()):
+            if conn.request is not None:
+                conn.request.force_close()
+
+    def end_waiting_connections(self):
+        hub = gevent.get_hub()
+        quiet_since = time.monotonic() - FIRST_REQUEST_GRACE_SECONDS
+        for glet, conn in list(self.connections.items()):
+            if conn.requests or conn.accepted < quiet_since:
+                hub.loop.run_callback(self.end_if_waiting, glet)
+
+    def end_if_waiting(self, glet):
+        # In gevent's hub, every other greenlet paused: the check and the
+        # throw cannot be split by the connection's greenlet.
+        conn = self.connections.get(glet)
+        if conn is None or conn.request is not None or _readable(conn.sock):
+            return  # serving, or a request (or EOF) waits: answered with close
+        # How gunicorn's loop ends a kept-alive connection: a clean close.
+        glet.throw(StopIteration("worker stopping"))
+
+
+def worker_class(nodelay: bool, header_timeout: float = 10.0):
+    """The worker class for this start, its settings fixed before fork."""
+    return type(
+        "ProductpageWorker",
+        (ProductpageWorker,),
+        {"nodelay": nodelay, "header_timeout": float(header_timeout)},
+    )
