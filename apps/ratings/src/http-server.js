@@ -123,7 +123,9 @@ function closeWithin(socket, state) {
 // further byte, e.g. HPE_CLOSED_CONNECTION after "Connection: close", or the
 // body of a request Node has already handed over).
 function onClientError(err, socket) {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  // A connection that sent nothing by the head deadline began no request:
+  // it is closed without an answer, as the other services do.
+  if (err.code === 'ECONNRESET' || !socket.writable || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) {
     socket.destroy();
     return;
   }
