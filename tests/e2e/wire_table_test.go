@@ -72,7 +72,7 @@ func readWireTable(path string) ([]wireRow, error) {
 		case len(req) >= 2 && req[0] == '`' && req[len(req)-1] == '`':
 			s, err := strconv.Unquote(`"` + req[1:len(req)-1] + `"`)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: Request %s: %v", path, ln, req, err)
+				return nil, fmt.Errorf("%s:%d: Request %s: %w", path, ln, req, err)
 			}
 			row.request = repeatRE.ReplaceAllStringFunc(s, func(m string) string {
 				sub := repeatRE.FindStringSubmatch(m)
