@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +30,28 @@ const (
 	hostileMaxConns      = 64
 )
 
-var services = []string{"productpage", "details", "reviews", "ratings"}
+// allServices are the four services; services those the cross-service
+// checks (the wire table, hostile_*_test.go) run against: all four, or
+// those BOOKINFO_E2E_APPS names (comma-separated), for quick feedback on one.
+var (
+	allServices           = []string{"productpage", "details", "reviews", "ratings"}
+	services, servicesErr = appsUnderTest(os.Getenv("BOOKINFO_E2E_APPS"))
+)
+
+func appsUnderTest(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return allServices, nil
+	}
+	var out []string
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(allServices, name) {
+			return nil, fmt.Errorf("BOOKINFO_E2E_APPS=%q: %q is not one of %s", list, name, strings.Join(allServices, ", "))
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
 
 func hostileArgs() []string {
 	var args []string
@@ -84,12 +106,22 @@ func (r exchangeResult) String() string {
 // It reads at most ten responses.
 func exchange(t *testing.T, port int, raw string, halfClose bool, first, quiet time.Duration) exchangeResult {
 	t.Helper()
+	res, err := tryExchange(port, raw, halfClose, first, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// tryExchange is exchange for a goroutine other than the test's: it
+// returns the error of the dial instead of failing the test.
+func tryExchange(port int, raw string, halfClose bool, first, quiet time.Duration) (exchangeResult, error) {
+	var res exchangeResult
 	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)
 	if err != nil {
-		t.Fatalf("dial %d: %v", port, err)
+		return res, fmt.Errorf("dial %d: %w", port, err)
 	}
 	defer conn.Close()
-	var res exchangeResult
 	conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
 	if _, err := io.WriteString(conn, raw); err != nil {
 		res.werr = err
@@ -106,24 +138,24 @@ func exchange(t *testing.T, port int, raw string, halfClose bool, first, quiet t
 		head, err := br.Peek(5)
 		if err != nil {
 			if isTimeout(err) {
-				return res
+				return res, nil
 			}
 			res.closed = true
 			res.garbage = string(head)
 			res.wait = time.Since(start)
-			return res
+			return res, nil
 		}
 		if string(head) != "HTTP/" {
 			rest, _ := io.ReadAll(io.LimitReader(br, 200))
 			res.garbage = string(head) + string(rest)
 			res.wait = time.Since(start)
-			return res
+			return res, nil
 		}
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			res.garbage = "unparsable response: " + err.Error()
 			res.wait = time.Since(start)
-			return res
+			return res, nil
 		}
 		body, berr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
@@ -131,10 +163,10 @@ func exchange(t *testing.T, port int, raw string, halfClose bool, first, quiet t
 		res.wait = time.Since(start)
 		if berr != nil {
 			res.closed = !isTimeout(berr)
-			return res
+			return res, nil
 		}
 	}
-	return res
+	return res, nil
 }
 
 func isTimeout(err error) bool {

@@ -77,6 +77,10 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	// fortio logs every closed socket at info level; the tests report what matters.
 	flog.SetLogLevelQuiet(flog.Warning)
+	if servicesErr != nil {
+		fmt.Fprintln(os.Stderr, servicesErr)
+		return 2
+	}
 	wd, _ := os.Getwd()
 	repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
 	tmp, err := os.MkdirTemp("", "bookinfo-e2e-")

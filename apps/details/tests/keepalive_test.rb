@@ -102,18 +102,6 @@ class KeepaliveTest < DetailsTest
     sock&.close
   end
 
-  def test_http09_request_gets_a_framed_response
-    port = start_server.port
-    sock = connect(port)
-    sock.write("GET /details/1\r\n")
-    res = read_response(sock)
-    assert_equal 200, res.status
-    assert_equal "178", res.headers["content-length"]
-    assert closed_by_peer?(sock)
-  ensure
-    sock&.close
-  end
-
   def test_idle_keepalive_connection_is_closed_after_the_timeout
     port = start_server("HTTP_KEEPALIVE_TIMEOUT_SECONDS" => "1").port
     sock = connect(port)

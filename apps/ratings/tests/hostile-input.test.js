@@ -267,41 +267,6 @@ test('HTTP_MAX_CONNECTIONS: beyond the limit a new connection waits for a slot, 
   assert.equal(statusOf(c.text), 200, 'answered once a slot freed');
 });
 
-test('CONNECT is answered 404 JSON and closed', async (t) => {
-  const { port } = await startService(t);
-  const conn = rawSocket(port);
-  await conn.connected;
-  conn.socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-  assert.equal(await conn.closedWithin(2000), true);
-  assert.equal(statusOf(conn.text), 404);
-  assert.match(conn.text, /Content-Length: 21\r\n[\s\S]*\r\n\r\n\{"error":"not found"\}$/);
-});
-
-// Routes that do not read a body answer before it has arrived: the
-// connection closes after that one answer, whatever the rest of the body.
-const UNREAD_BODIES = [
-  ['a malformed chunk size', 'Transfer-Encoding: chunked\r\n', 'zz\r\n'],
-  ['a chunk size with trailing blanks', 'Transfer-Encoding: chunked\r\n', '5  \r\nhello\r\n0\r\n\r\n'],
-  ['no CRLF after the chunk data', 'Transfer-Encoding: chunked\r\n', '5\r\nhelloXX0\r\n\r\n'],
-  ['Content-Length in a trailer', 'Transfer-Encoding: chunked\r\n', '0\r\nContent-Length: 5\r\n\r\n'],
-  ['a Content-Length body that does not arrive', 'Content-Length: 100\r\n', 'hello'],
-  ['a chunk size that never arrives', 'Transfer-Encoding: chunked\r\n', 'ffffffffffffffff\r\nhello'],
-];
-
-for (const [name, headers, body] of UNREAD_BODIES) {
-  test(`one answer and a close for a GET with ${name}, a pipelined request after it unanswered`, async (t) => {
-    const { port } = await startService(t, { env: { HTTP_HEADER_TIMEOUT_SECONDS: '1' } });
-    const conn = rawSocket(port);
-    t.after(() => conn.socket.destroy());
-    await conn.connected;
-    conn.socket.write(`GET /health HTTP/1.1\r\nHost: t\r\n${headers}\r\n${body}` + raw.get('/ratings/0'));
-    assert.equal(await conn.closedWithin(3000), true, 'closed');
-    const statuses = [...conn.text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
-    assert.deepEqual(statuses, [200]);
-    assert.match(conn.text, /Connection: close\r\n/);
-  });
-}
-
 test('a POST whose body is read before the answer keeps its connection', async (t) => {
   const { port } = await startService(t);
   const conn = await raw.connect(port);
@@ -341,17 +306,6 @@ test('beyond the limit: 503 with close after the queued answers, later requests 
   assert.deepEqual(statuses, [...Array(n).fill(200), 503]);
   const stored = await request(port, 'GET', '/ratings/4343');
   assert.equal(stored.body, '{"id":4343,"ratings":{"Reviewer1":5,"Reviewer2":4}}');
-});
-
-test('after Connection: close no pipelined request is run', async (t) => {
-  const { port } = await startService(t);
-  const conn = rawSocket(port);
-  await conn.connected;
-  conn.socket.write(raw.get('/health', 'Connection: close\r\n') + 'POST /ratings/4444 HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n{"late":1}');
-  assert.equal(await conn.closedWithin(2000), true);
-  assert.equal((conn.text.match(/HTTP\/1\.1 /g) || []).length, 1);
-  const stored = await request(port, 'GET', '/ratings/4444');
-  assert.equal(stored.body, '{"id":4444,"ratings":{"Reviewer1":5,"Reviewer2":4}}');
 });
 
 function rssBytes(pid) {

@@ -27,9 +27,9 @@ module Details
     # connection must be complete (accept time + header timeout).
     FIRST_HEAD_DEADLINE = :details_first_head_deadline
 
-    # RFC 3986 host (IP-literal or reg-name, no comma: "a, b" is two Hosts
-    # joined) and an optional port.
-    HOST = /\A(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?\z/
+    # RFC 3986 host (IP-literal or reg-name, whose sub-delims include ",")
+    # and an optional port.
+    HOST = /\A(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?\z/
     DIGITS = /\A[0-9]+\z/
     CHUNKED = /\Achunked\z/i
 
@@ -65,7 +65,7 @@ module Details
     def check_head
       problem = @details_reader.request_line_problem
       bad(problem) if problem
-      return if http_version.major < 1 # HTTP/0.9: no header fields at all
+      bad("request line without an HTTP version") if http_version.major < 1
 
       check_host(header["host"])
       close_if_asked

@@ -100,7 +100,9 @@ function closeWithin(socket, state) {
 // The answer goes after every answer the app still owes on this connection.
 // None when a close is already decided: its answer is sent or on its way.
 function onClientError(err, socket) {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  // A connection that sent nothing by the head deadline began no request:
+  // it is closed without an answer, as the other services do.
+  if (err.code === 'ECONNRESET' || !socket.writable || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) {
     socket.destroy();
     return;
   }
