@@ -58,9 +58,11 @@ type Table struct {
 	Waterfalls      []Waterfall `json:"waterfalls"`
 	WaterfallMethod string      `json:"waterfall_method"`
 	// reps keeps each row's repetitions for the benchmark format and the
-	// pairing of the differences; repRuns the id of the run of each.
-	reps    map[rowKey][]results.Rep
-	repRuns map[rowKey][]string
+	// pairing of the differences; repRuns the id of the run of each;
+	// invalidReps those left out (invalid.go).
+	reps        map[rowKey][]results.Rep
+	repRuns     map[rowKey][]string
+	invalidReps map[rowKey][]InvalidRep
 }
 
 // Row is one (scenario, profile, target).
@@ -93,6 +95,9 @@ type Row struct {
 	// baseline row.
 	Difference map[string]Difference `json:"difference,omitempty"`
 	Warnings   []string              `json:"warnings,omitempty"`
+	// Invalid are the repetitions left out of the row (and of every
+	// interval and verdict): their data path was not proven.
+	Invalid []InvalidRep `json:"invalid,omitempty"`
 	// ClusterCost is what the repetitions cost the cluster (bookload scale,
 	// bookload run --cluster-cost), each figure's median and interval as
 	// for the latencies; absent when no repetition recorded it.
@@ -123,7 +128,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 	t := &Table{Alpha: opts.Alpha, Confidence: opts.Confidence, Warnings: []string{}, Notes: []string{},
 		MarginsMS: opts.Margins, DifferenceMethod: DifferenceMethod,
 		Waterfalls: []Waterfall{}, WaterfallMethod: WaterfallMethod,
-		reps: map[rowKey][]results.Rep{}, repRuns: map[rowKey][]string{}}
+		reps: map[rowKey][]results.Rep{}, repRuns: map[rowKey][]string{}, invalidReps: map[rowKey][]InvalidRep{}}
 	if t.MarginsMS == nil {
 		t.MarginsMS = Margins{}
 	}
@@ -155,6 +160,9 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 		}
 		for _, r := range l.Reps {
 			k := rowKey{r.Scenario, r.Profile.Name, r.Target}
+			if t.invalid(k, l.Run.ID, r.Repetition, r.EngineMetadata) {
+				continue
+			}
 			t.reps[k] = append(t.reps[k], r)
 			t.repRuns[k] = append(t.repRuns[k], l.Run.ID)
 		}
@@ -214,6 +222,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 				"run at least %d repetitions per target (--repetitions %d) to detect a difference",
 			pair, opts.Alpha, stats.RepetitionsNeeded(opts.Alpha), stats.RepetitionsNeeded(opts.Alpha)))
 	}
+	t.invalidWarnings()
 	t.differences(opts.Margins)
 	if err := t.waterfalls(roots, opts.Margins); err != nil {
 		return nil, err
