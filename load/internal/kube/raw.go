@@ -58,10 +58,10 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %d: %s", e.URL, e.Code, e.Body)
 }
 
-// GetText fetches path as text: a pod's metrics through the pod proxy
+// GetText fetches path whole, as it comes (Accept */*): a pod's metrics through the pod proxy
 // (PodProxyPath), for instance.
 func (a *API) GetText(ctx context.Context, path string) ([]byte, error) {
-	return a.do(ctx, path, nil, "text/plain")
+	return a.do(ctx, path, nil, "*/*")
 }
 
 // PodProxyPath is where the API server proxies to a pod's port: the path
