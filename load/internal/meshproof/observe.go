@@ -179,22 +179,20 @@ func (o *Observer) istio(ctx context.Context) (*Istio, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range istiods {
-		body, err := o.API.GetText(ctx, kube.PodProxyPath(ns, p.Name, istiodMetricsPort)+"/metrics")
+	if len(istiods) > 0 {
+		body, err := o.API.GetText(ctx, kube.PodProxyPath(ns, istiods[0].Name, istiodMetricsPort)+"/metrics")
 		var samples []Sample
 		if err == nil {
 			samples, err = ParseMetrics(body)
 		}
 		if err != nil {
 			is.Notes = append(is.Notes, "istiod's build not read: "+err.Error())
-			break
 		}
 		for _, s := range samples {
 			if s.Name == "istio_build" && s.Labels["tag"] != "" {
 				is.Build = s.Labels["tag"]
 			}
 		}
-		break
 	}
 	var ds struct{}
 	haveZtunnel := o.API.Get(ctx, apps+"/daemonsets/ztunnel", nil, &ds) == nil
@@ -212,10 +210,7 @@ func (o *Observer) istio(ctx context.Context) (*Istio, error) {
 		if err != nil {
 			return is, err
 		}
-		is.Ztunnel = []ProxyPod{}
-		for _, z := range zs {
-			is.Ztunnel = append(is.Ztunnel, z)
-		}
+		is.Ztunnel = append([]ProxyPod{}, zs...)
 	}
 	return is, nil
 }
