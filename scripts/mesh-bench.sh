@@ -3,7 +3,8 @@
 # sidecar on the one-node cluster of scripts/cluster.sh with its mesh (Istio
 # built here from source), each variant's load client the bookload agent
 # in its own namespace, the variants interleaved by scripts/mesh-compare.sh
-# after it checked each one's data path, and the cluster's cost sampled from
+# after it checked each one's data path (bookload then proves it for every
+# repetition: scripts/mesh-compare.sh passes --mesh), and the cluster's cost sampled from
 # the kubelet summary API: the mesh's vCPU and memory per 1000 RPS by
 # component beside Istio's published figures, and queries per core.
 #
@@ -138,8 +139,8 @@ section=$tmp/section.md
   echo
   echo "- **Cluster**: the one-node Kubernetes of \`scripts/cluster.sh\` on this machine ($(nproc) CPUs), every pod on the one node: load client, apps and mesh share the same CPUs."
   echo "- **Mesh**: $(head -1 "$mesh_dir/BUILD-INFO"); ambient profile (istiod, istio-cni, ztunnel), sidecars on upstream Envoy ($(sed -n 's/^envoy: //p' "$mesh_dir/BUILD-INFO" | cut -c1-80)); telemetry off (see README, \"With Istio\")."
-  echo "- **Variants**: \`overlays/no-mesh\`, \`overlays/ambient\`, \`overlays/sidecar\` with \`components/bookload-agent\` (the load client in each namespace, through the mesh of its namespace); each variant's data path checked by \`scripts/mesh-compare.sh\` before its load."
-  echo "- **Method**: $reps interleaved repetitions of $dur per row after a 3 s warm-up per target (the variants alternate), after 30 s of the full page per variant unrecorded; verdicts: paired differences vs no mesh with Student-t intervals, Holm-corrected, margins p50 0.2 ms and p99 1 ms."
+  echo "- **Variants**: \`overlays/no-mesh\`, \`overlays/ambient\`, \`overlays/sidecar\` with \`components/bookload-agent\` (the load client in each namespace, through the mesh of its namespace); each variant's data path checked by \`scripts/mesh-compare.sh\` before its load and proven for every repetition by bookload from the mesh's counters (\`--mesh\`: ztunnel's connections, the load client's sidecar's upstream requests, no mesh counter for no mesh); a repetition not proven is marked INVALID and left out of every interval and verdict, and each run's JSON keeps the mesh's fingerprint and the proof."
+  echo "- **Method**: $reps interleaved repetitions of $dur per row after a 3 s warm-up per target (the variants alternate), after 30 s of the full page per variant unrecorded; verdicts: paired differences vs no mesh with Student-t intervals, Holm-corrected, margins p50 0.2 ms and p99 1 ms, each verdict line with the mesh's vCPU per 1000 RPS per component beside it."
   echo "- **Cost**: kubelet summary API sampled every 5 s in each repetition's window; vCPU per 1000 RPS = 1000 x CPU-seconds / requests served, set beside Istio's published figures (1 KB payloads, a dedicated load client node): here the client and the apps share the node, so the ratio is what this node shows, not a like-for-like."
   echo "- **Reading the cost rows**: the three variants run side by side and each row counts every mesh component on the node, so the no-mesh row is the background (the other namespaces' idle sidecars, ztunnel and istiod); a mode's own cost is its row minus that one. A request crosses two proxies in each mesh mode (the client's and the server's, sidecars or the one ztunnel on both ends), where Istio's figures are per proxy."
   echo "- **Runs**: \`$out\` (\`bin/bookload compare $out/<run>\` re-reads any)"

@@ -5,7 +5,9 @@
 # overlays/components/bookload-agent as a bookload+http target, or stock
 # fortio as a fortio+http target), and the comparison written, the first
 # variant as the baseline. Each variant's data path is checked before any
-# load: a variant is measured only where its mesh is.
+# load (a variant is measured only where its mesh is), and bookload proves it
+# again for every repetition from the mesh's counters (--mesh): a repetition
+# whose path is not proven is marked invalid and left out of the verdicts.
 #
 # Usage: scripts/mesh-compare.sh [SCENARIO] [--variant NAME=NAMESPACE]... [--baseline NAME]
 #                                [--margin METRIC=DURATION]... [--apply | --no-apply] [--check-only] [--skip-mesh-check]
@@ -286,6 +288,12 @@ if [[ -n $check_only ]]; then
   exit 0
 fi
 
+# How the mesh was built, when istioctl sits in a mesh build of scripts/k8s-tools.sh.
+build_info=()
+istioctl_path=$(command -v "$ISTIOCTL" 2>/dev/null || true)
+if [[ -n $istioctl_path && -f $(dirname "$istioctl_path")/../BUILD-INFO ]]; then
+  build_info=(--mesh-build-info "$(dirname "$istioctl_path")/../BUILD-INFO")
+fi
 istiod_image=none
 if kubectl -n "$istio_ns" get deployment istiod >/dev/null 2>&1; then
   istiod_image=$(kubectl -n "$istio_ns" get deployment istiod -o jsonpath='{.spec.template.spec.containers[0].image}')
@@ -359,8 +367,9 @@ client() {
   if [[ $labels == bookload ]]; then echo agent; else echo fortio; fi
 }
 
-targets=() agents=() stock=()
+targets=() agents=() stock=() claims=()
 for i in "${!names[@]}"; do
+  [[ -n $skip_check ]] || claims+=(--mesh "${names[i]}=${namespaces[i]}:${kinds[i]/none/no-mesh}")
   forward "${namespaces[i]}"
   if [[ $(client "${namespaces[i]}") == agent ]]; then
     say "bookload agent of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port"
@@ -385,7 +394,8 @@ say "bookload run $scenario, interleaved across ${names[*]}"
 status=0
 # In the background and waited for, so that a signal's trap runs at once.
 "$BOOKLOAD" run "$scenario" "${targets[@]}" --baseline "$baseline" --out "$out" \
-  --label "cluster=$context" --label "istio=$istiod_image" ${margins[@]+"${margins[@]}"} ${extra[@]+"${extra[@]}"} >"$tmp/run.out" &
+  --label "cluster=$context" --label "istio=$istiod_image" ${margins[@]+"${margins[@]}"} \
+  ${claims[@]+"${claims[@]}" --istio-namespace "$istio_ns"} ${build_info[@]+"${build_info[@]}"} ${extra[@]+"${extra[@]}"} >"$tmp/run.out" &
 bookload_pid=$!
 while :; do
   if wait "$bookload_pid"; then status=0; break; else status=$?; fi
@@ -396,6 +406,7 @@ cat "$tmp/run.out"
 dir=$(sed -n 's/^results: \(.*\) ([a-z]*, [0-9]* of [0-9]* repetitions)$/\1/p' "$tmp/run.out" | head -n 1)
 if [[ -n $dir && -f $dir/run.json ]]; then
   "$BOOKLOAD" compare "$dir" --baseline "$baseline" ${margins[@]+"${margins[@]}"} >"$dir/comparison.md" 2>/dev/null &&
-    say "comparison written to $dir/comparison.md"
+    "$BOOKLOAD" compare "$dir" --baseline "$baseline" ${margins[@]+"${margins[@]}"} --format json >"$dir/comparison.json" 2>/dev/null &&
+    say "comparison written to $dir/comparison.md and comparison.json"
 fi
 exit "${signalled:-$status}"

@@ -459,3 +459,102 @@ func countOver(t *testing.T, dir, target, profile string, limit time.Duration) (
 	}
 	return over, total
 }
+
+// bookload run --mesh proves every repetition's data path: the real ambient
+// and sidecar namespaces are proven, while a target named ambient whose pods
+// are not enrolled (the no-mesh namespace, which has no ambient label) and a
+// target named sidecar whose pods have no proxy (the same namespace) get
+// every repetition marked invalid, with the reason, and left out of the
+// comparison's rows and verdicts.
+func TestMeshProofRejectsWrongClaims(t *testing.T) {
+	needMesh(t)
+	nm := portForward(t, tuned.ns, "svc/fortio", "8080")
+	nm2 := portForward(t, tuned.ns, "svc/fortio", "8080")
+	amb := portForward(t, ambient.ns, "svc/fortio", "8080")
+	sc := portForward(t, sidecar.ns, "svc/fortio", "8080")
+	out := t.TempDir()
+	run := bookload(t, "run", "smoke", "--repetitions", "2", "--out", out, "--kubeconfig", kubeconfig, "--format", "json",
+		"--target", "ambient=bookload+http://127.0.0.1:"+amb, "--mesh", "ambient="+ambient.ns,
+		"--target", "sidecar=bookload+http://127.0.0.1:"+sc, "--mesh", "sidecar="+sidecar.ns,
+		"--target", "ambient-unenrolled=bookload+http://127.0.0.1:"+nm, "--mesh", "ambient-unenrolled="+tuned.ns,
+		"--target", "sidecar-noproxy=bookload+http://127.0.0.1:"+nm2, "--mesh", "sidecar-noproxy="+tuned.ns+":sidecar")
+	dirs, _ := filepath.Glob(filepath.Join(out, "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one run directory in %s, got %v\n%s", out, dirs, run)
+	}
+	want := map[string]string{ // target -> a reason it must give ("" : proven)
+		"ambient": "", "sidecar": "",
+		"ambient-unenrolled": "is not enrolled in ambient",
+		"sidecar-noproxy":    "has no istio-proxy sidecar",
+	}
+	files, _ := filepath.Glob(filepath.Join(dirs[0], "*", "*", "rep-*.json"))
+	seen := map[string]int{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Bookload struct {
+				Target         string `json:"target"`
+				EngineMetadata struct {
+					Proof *struct {
+						Valid    bool     `json:"valid"`
+						Reasons  []string `json:"reasons"`
+						Evidence []string `json:"evidence"`
+					} `json:"mesh_proof"`
+				} `json:"engine_metadata"`
+			} `json:"bookload"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		tg, p := doc.Bookload.Target, doc.Bookload.EngineMetadata.Proof
+		reason, ok := want[tg]
+		switch {
+		case !ok:
+			t.Errorf("%s: unexpected target %q", f, tg)
+			continue
+		case p == nil:
+			t.Errorf("%s: no mesh_proof", f)
+			continue
+		case reason == "" && !p.Valid:
+			t.Errorf("%s (%s) not proven: %v", f, tg, p.Reasons)
+		case reason != "" && p.Valid:
+			t.Errorf("%s (%s) proven (%v), want invalid: %s", f, tg, p.Evidence, reason)
+		case reason != "" && !strings.Contains(strings.Join(p.Reasons, "; "), reason):
+			t.Errorf("%s (%s): reasons %v, want one with %q", f, tg, p.Reasons, reason)
+		}
+		t.Logf("%s: valid %v %v%v", tg, p.Valid, p.Evidence, p.Reasons)
+		seen[tg]++
+	}
+	for tg := range want {
+		if seen[tg] != 2 {
+			t.Errorf("%s: %d repetitions recorded, want 2", tg, seen[tg])
+		}
+	}
+	var table struct {
+		Rows []struct {
+			Target string `json:"target"`
+			N      int    `json:"n"`
+		} `json:"rows"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(bookload(t, "compare", dirs[0], "--format", "json", "--baseline", "ambient")), &table); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range table.Rows {
+		if want[r.Target] != "" {
+			t.Errorf("the comparison has a row for %s, whose repetitions are all invalid", r.Target)
+		}
+	}
+	invalid := 0
+	for _, w := range table.Warnings {
+		if strings.Contains(w, "INVALID") {
+			invalid++
+		}
+	}
+	if invalid != 4 {
+		t.Errorf("%d INVALID warnings, want 4 (2 repetitions of 2 targets): %v", invalid, table.Warnings)
+	}
+}

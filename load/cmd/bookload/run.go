@@ -114,11 +114,13 @@ func runCmd(args []string) int {
 	costInterval := fs.Duration("cost-interval", 0, "with --cluster-cost: time between samples inside a window (default 5s)")
 	prometheus := fs.String("prometheus", "", "with --cluster-cost: `URL` of a Prometheus scraping the kubelets' cAdvisor metrics, the cost's source instead of the kubelet summary API")
 	cl := addClusterFlags(fs)
+	mesh := addMeshFlags(fs)
 	engineName := fs.String("engine", registry.Auto, registry.FlagHelp())
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine %s] [--out DIR] [--repetitions N] [--label k=v]...\n", strings.Join(registry.Names(), "|"))
 		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench|waterfall-csv]")
-		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--api URL | --kubeconfig F --context C] [--prometheus URL]]")
+		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--prometheus URL]] [--mesh NAME=NAMESPACE[:MODE]]...")
+		fmt.Fprintln(fs.Output(), "                    [--api URL | --kubeconfig F --context C] (with --cluster-cost or --mesh)")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
 		fmt.Fprintln(fs.Output(), "repetition, keeps the finished ones, marks the run partial and exits 130.")
 		fmt.Fprintln(fs.Output())
@@ -138,6 +140,11 @@ func runCmd(args []string) int {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)
 		return 2
 	}
+	proving, err := mesh.set()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bookload run:", err)
+		return 2
+	}
 	var appNamespaces []string
 	for _, ns := range strings.Split(*costNamespaces, ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {
@@ -148,8 +155,11 @@ func runCmd(args []string) int {
 	case *clusterCost && len(appNamespaces) == 0:
 		fmt.Fprintln(os.Stderr, "bookload run: --cluster-cost needs --cost-namespaces NS[,NS...] (the namespaces whose pods are the apps)")
 		return 2
-	case !*clusterCost && (len(appNamespaces) > 0 || *cl.api != "" || *cl.kubeconfig != "" || *cl.context != "" || *costInterval != 0 || *prometheus != ""):
-		fmt.Fprintln(os.Stderr, "bookload run: --cost-namespaces, --cost-interval, --prometheus, --api, --kubeconfig and --context go with --cluster-cost")
+	case !*clusterCost && (len(appNamespaces) > 0 || *costInterval != 0 || *prometheus != ""):
+		fmt.Fprintln(os.Stderr, "bookload run: --cost-namespaces, --cost-interval and --prometheus go with --cluster-cost")
+		return 2
+	case !*clusterCost && !proving && (*cl.api != "" || *cl.kubeconfig != "" || *cl.context != ""):
+		fmt.Fprintln(os.Stderr, "bookload run: --api, --kubeconfig and --context go with --cluster-cost or --mesh")
 		return 2
 	case *costInterval < 0:
 		fmt.Fprintf(os.Stderr, "bookload run: --cost-interval %v: must be >= 0\n", *costInterval)
@@ -191,13 +201,17 @@ func runCmd(args []string) int {
 	defer stop()
 	// After the first Ctrl-C, a second one kills at once.
 	context.AfterFunc(ctx, stop)
-	if *clusterCost {
-		api, closeAPI, err := cl.connect(ctx)
+	var api *kube.API
+	if *clusterCost || proving {
+		a, closeAPI, err := cl.connect(ctx)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bookload run:", err)
 			return 1
 		}
 		defer closeAPI()
+		api = a
+	}
+	if *clusterCost {
 		var src clustercost.Source = &clustercost.Sampler{API: api, AppNamespaces: appNamespaces, Interval: *costInterval}
 		if *prometheus != "" {
 			u, _ := clustercost.ParsePrometheusURL(*prometheus)
@@ -206,6 +220,13 @@ func runCmd(args []string) int {
 		engineFor = clustercost.Wrap(engineFor, src)
 	}
 	engineFor = throughput.Wrap(engineFor, fortioengine.Name)
+	if proving {
+		// Outside the cost's window: the proof's reads are not the load's cost.
+		if engineFor, err = mesh.wrap(engineFor, api, targets); err != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", err)
+			return 2
+		}
+	}
 	var progress io.Writer
 	if runner.IsTerminal(os.Stderr) {
 		progress = os.Stderr

@@ -65,9 +65,11 @@ type Table struct {
 	InteractionMethod string        `json:"interaction_method"`
 	ThroughputMethod  string        `json:"throughput_method"`
 	// reps keeps each row's repetitions for the benchmark format and the
-	// pairing of the differences; repRuns the id of the run of each.
-	reps    map[rowKey][]results.Rep
-	repRuns map[rowKey][]string
+	// pairing of the differences; repRuns the id of the run of each;
+	// invalidReps those left out (invalid.go).
+	reps        map[rowKey][]results.Rep
+	repRuns     map[rowKey][]string
+	invalidReps map[rowKey][]InvalidRep
 }
 
 // Row is one (scenario, profile, target).
@@ -100,6 +102,9 @@ type Row struct {
 	// baseline row.
 	Difference map[string]Difference `json:"difference,omitempty"`
 	Warnings   []string              `json:"warnings,omitempty"`
+	// Invalid are the repetitions left out of the row (and of every
+	// interval and verdict): their data path was not proven.
+	Invalid []InvalidRep `json:"invalid,omitempty"`
 	// ClusterCost is what the repetitions cost the cluster (bookload scale,
 	// bookload run --cluster-cost), each figure's median and interval as
 	// for the latencies; absent when no repetition recorded it.
@@ -134,7 +139,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 		MarginsMS: opts.Margins, DifferenceMethod: DifferenceMethod,
 		Waterfalls: []Waterfall{}, WaterfallMethod: WaterfallMethod,
 		Interactions: []Interaction{}, InteractionMethod: InteractionMethod, ThroughputMethod: throughput.Method,
-		reps: map[rowKey][]results.Rep{}, repRuns: map[rowKey][]string{}}
+		reps: map[rowKey][]results.Rep{}, repRuns: map[rowKey][]string{}, invalidReps: map[rowKey][]InvalidRep{}}
 	if t.MarginsMS == nil {
 		t.MarginsMS = Margins{}
 	}
@@ -166,6 +171,9 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 		}
 		for _, r := range l.Reps {
 			k := rowKey{r.Scenario, r.Profile.Name, r.Target}
+			if t.invalid(k, l.Run.ID, r.Repetition, r.EngineMetadata) {
+				continue
+			}
 			t.reps[k] = append(t.reps[k], r)
 			t.repRuns[k] = append(t.repRuns[k], l.Run.ID)
 		}
@@ -225,6 +233,7 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 				"run at least %d repetitions per target (--repetitions %d) to detect a difference",
 			pair, opts.Alpha, stats.RepetitionsNeeded(opts.Alpha), stats.RepetitionsNeeded(opts.Alpha)))
 	}
+	t.invalidWarnings()
 	t.differences(opts.Margins)
 	t.interactions()
 	if err := t.waterfalls(roots, opts.Margins); err != nil {

@@ -147,7 +147,7 @@ func (t *Table) mdTable(b *strings.Builder, rows []Row, corrected bool) {
 		if r.Errors > 0 {
 			errs += " !"
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |", profile, name, r.N, qps, errs)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |", profile, name, NCell(r), qps, errs)
 		vals, cis, deltas := r.LatencyMS, r.LatencyCIMS, r.VsBaseline
 		if corrected {
 			vals, cis, deltas = r.CorrectedMS, r.CorrectedCIMS, r.VsBaselineCorrected

@@ -166,7 +166,7 @@ func (t *Table) differences(margins Margins) {
 			r.Difference = map[string]Difference{}
 		}
 		d := *diffs[c]
-		d.Line = t.line(*r, c.metric, d)
+		d.Line = t.line(*r, c.metric, d) + t.costClause(*r, d)
 		r.Difference[c.metric] = d
 	}
 }

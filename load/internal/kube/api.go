@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -47,31 +46,15 @@ func (a *API) client() *http.Client {
 
 // Get fetches path (with query) and decodes the JSON answer into out.
 func (a *API) Get(ctx context.Context, path string, query url.Values, out any) error {
-	t := a.Timeout
-	if t <= 0 {
-		t = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, t)
-	defer cancel()
-	u := a.Base + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	b, err := a.do(ctx, path, query, "application/json")
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := a.client().Do(req)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: HTTP %d: %s", u, resp.StatusCode, strings.TrimSpace(string(b)))
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if err := json.Unmarshal(b, out); err != nil {
+		u := a.Base + path
+		if len(query) > 0 {
+			u += "?" + query.Encode()
+		}
 		return fmt.Errorf("GET %s: not the JSON expected: %w", u, err)
 	}
 	return nil

@@ -57,7 +57,7 @@ func tables(t *compare.Table) []htmlTable {
 				if r.Scenario != sc {
 					continue
 				}
-				row := htmlRow{Profile: r.Profile, Target: r.Target, Baseline: r.Baseline, N: strconv.Itoa(r.N)}
+				row := htmlRow{Profile: r.Profile, Target: r.Target, Baseline: r.Baseline, N: compare.NCell(r)}
 				if r.Profile == prev {
 					row.Profile = ""
 				}
