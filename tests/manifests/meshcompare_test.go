@@ -280,8 +280,8 @@ esac
 		data, _ := os.ReadFile(args)
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 		re := regexp.MustCompile(`^run details-100rps-10c --target plain=fortio\+http://127\.0\.0\.1:\d+ --target amb=fortio\+http://127\.0\.0\.1:\d+ --baseline amb --out ` +
-			regexp.QuoteMeta(out) + ` --label cluster=manifests --label istio=docker\.io/istio/pilot:1\.28\.0 --repetitions 1$`)
-		if len(lines) != 2 || !re.MatchString(lines[0]) || lines[1] != "compare "+out+"/r --baseline amb" {
+			regexp.QuoteMeta(out) + ` --label cluster=manifests --label istio=docker\.io/istio/pilot:1\.28\.0 --mesh plain=mc-plain:no-mesh --mesh amb=mc-ambient:ambient --istio-namespace mc-istio --repetitions 1$`)
+		if len(lines) != 3 || !re.MatchString(lines[0]) || lines[1] != "compare "+out+"/r --baseline amb" || lines[2] != "compare "+out+"/r --baseline amb --format json" {
 			t.Errorf("bookload ran as:\n%s", data)
 		}
 		if md, _ := os.ReadFile(filepath.Join(out, "r", "comparison.md")); !strings.Contains(string(md), "| target | p50 |") {
