@@ -176,14 +176,18 @@ public record ReviewsConfig(
             return "0.0.0.0";
         }
         String address = value.strip();
-        if (!address.matches("[0-9.]+|[0-9a-fA-F:.%]*:[0-9a-fA-F:.%]*")) {
+        if (!address.matches("[0-9.]+|[0-9a-fA-F:.%]*:[0-9a-fA-F:.%]*") || !isAddress(address)) {
             throw new BadConfigException("LISTEN_ADDRESS", value, "an IPv4 or IPv6 address");
         }
+        return address;
+    }
+
+    private static boolean isAddress(String literal) {
         try {
-            InetAddress.getByName(address);
-            return address;
+            InetAddress.getByName(literal);
+            return true;
         } catch (UnknownHostException e) {
-            throw new BadConfigException("LISTEN_ADDRESS", value, "an IPv4 or IPv6 address");
+            return false;
         }
     }
 
