@@ -19,6 +19,34 @@ class RatingsClient {
 
     private static final Logger log = LoggerFactory.getLogger(RatingsClient.class);
 
+    /**
+     * Copied from the incoming request (docs/contract.md, "Everywhere"); end-user matters most:
+     * Istio's fault-injection rules match "end-user: jason" on ratings.
+     */
+    static final List<String> PROPAGATED =
+            List.of(
+                    "x-request-id",
+                    "x-ot-span-context",
+                    "x-datadog-trace-id",
+                    "x-datadog-parent-id",
+                    "x-datadog-sampling-priority",
+                    "traceparent",
+                    "tracestate",
+                    "x-cloud-trace-context",
+                    "grpc-trace-bin",
+                    "x-b3-traceid",
+                    "x-b3-spanid",
+                    "x-b3-parentspanid",
+                    "x-b3-sampled",
+                    "x-b3-flags",
+                    "b3",
+                    "sw8",
+                    "end-user",
+                    "user-agent",
+                    "cookie",
+                    "authorization",
+                    "jwt");
+
     private final RestClient ratings;
     private final String starColor;
 
@@ -64,9 +92,8 @@ class RatingsClient {
         }
     }
 
-    /** The contract's trace and user headers, end-user included (Istio's fault rules match it). */
     private static void propagate(HttpHeaders incoming, HttpHeaders outgoing) {
-        for (String name : PropagatedHeaders.NAMES) {
+        for (String name : PROPAGATED) {
             List<String> values = incoming.get(name);
             if (values != null) {
                 outgoing.addAll(name, values);

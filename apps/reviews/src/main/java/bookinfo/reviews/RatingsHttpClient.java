@@ -1,13 +1,24 @@
 package bookinfo.reviews;
 
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.SocketException;
+import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
-import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.ConnectionReuseStrategy;
+import org.apache.hc.core5.http.EndpointDetails;
 import org.apache.hc.core5.http.HttpHeaders;
+import org.apache.hc.core5.http.HttpRequest;
+import org.apache.hc.core5.http.HttpResponse;
+import org.apache.hc.core5.http.NoHttpResponseException;
+import org.apache.hc.core5.http.impl.DefaultConnectionReuseStrategy;
 import org.apache.hc.core5.http.io.SocketConfig;
+import org.apache.hc.core5.http.protocol.HttpContext;
+import org.apache.hc.core5.http.protocol.HttpCoreContext;
 import org.apache.hc.core5.util.TimeValue;
 import org.apache.hc.core5.util.Timeout;
 import org.springframework.context.annotation.Bean;
@@ -17,21 +28,13 @@ import org.springframework.web.client.RestClient;
 
 /**
  * The client for ratings: Spring's RestClient over Apache HttpClient 5, configured only through
- * HttpClient's builders. Every outbound knob is here.
+ * HttpClient's builders. Every outbound knob is here (DESIGN.md, "How each knob is implemented").
  */
 @Configuration(proxyBeanMethods = false)
 class RatingsHttpClient {
 
-    /**
-     * More pooled connections than Jetty has request threads (server.jetty.threads.max, 400), so
-     * every request waiting on ratings can hold one.
-     */
+    /** More than Jetty's 400 request threads, so every request waiting on ratings can hold one. */
     static final int MAX_CONNECTIONS = 1024;
-
-    /**
-     * Idle pooled connections are closed after this; ratings (and mesh proxies) keep theirs 60 s.
-     */
-    static final TimeValue MAX_IDLE = TimeValue.ofSeconds(30);
 
     static SocketConfig socketConfig(ReviewsConfig config) {
         return SocketConfig.custom()
@@ -40,40 +43,74 @@ class RatingsHttpClient {
                 .build();
     }
 
-    static PoolingHttpClientConnectionManager connectionManager(ReviewsConfig config) {
-        Timeout timeout = Timeout.of(config.ratingsTimeout());
-        return PoolingHttpClientConnectionManagerBuilder.create()
-                .setMaxConnTotal(MAX_CONNECTIONS)
-                .setMaxConnPerRoute(MAX_CONNECTIONS)
-                .setDefaultSocketConfig(socketConfig(config))
-                .setDefaultConnectionConfig(
-                        ConnectionConfig.custom()
-                                .setConnectTimeout(timeout)
-                                .setSocketTimeout(timeout)
-                                .build())
-                .build();
+    /**
+     * UPSTREAM_KEEPALIVE, and retiring a connection after UPSTREAM_MAX_REQUESTS_PER_CONNECTION
+     * requests: without a mesh, kube-proxy balances per connection.
+     */
+    static ConnectionReuseStrategy reuse(ReviewsConfig config) {
+        return (request, response, context) -> {
+            EndpointDetails endpoint = HttpCoreContext.cast(context).getEndpointDetails();
+            return config.upstreamKeepAlive()
+                    && (endpoint == null
+                            || endpoint.getRequestCount()
+                                    < config.upstreamMaxRequestsPerConnection())
+                    && DefaultConnectionReuseStrategy.INSTANCE.keepAlive(
+                            request, response, context);
+        };
+    }
+
+    /**
+     * One immediate retry when a pooled connection was closed by the peer (no answer, a reset);
+     * never on a response (the default retries 503 and 429, hiding the faults ratings injects), a
+     * timeout or a refused connection.
+     */
+    static final class StaleConnectionRetry implements HttpRequestRetryStrategy {
+
+        @Override
+        public boolean retryRequest(
+                HttpRequest request, IOException exception, int execCount, HttpContext context) {
+            return execCount <= 1
+                    && (exception instanceof NoHttpResponseException
+                            || exception instanceof SocketException
+                                    && !(exception instanceof ConnectException));
+        }
+
+        @Override
+        public boolean retryRequest(HttpResponse response, int execCount, HttpContext context) {
+            return false;
+        }
+
+        @Override
+        public TimeValue getRetryInterval(
+                HttpResponse response, int execCount, HttpContext context) {
+            return TimeValue.ZERO_MILLISECONDS;
+        }
     }
 
     @Bean(destroyMethod = "close")
     CloseableHttpClient ratingsApacheClient(ReviewsConfig config) {
         Timeout timeout = Timeout.of(config.ratingsTimeout());
         return HttpClients.custom()
-                .setConnectionManager(connectionManager(config))
+                .setConnectionManager(
+                        PoolingHttpClientConnectionManagerBuilder.create()
+                                .setMaxConnTotal(MAX_CONNECTIONS)
+                                .setMaxConnPerRoute(MAX_CONNECTIONS)
+                                .setDefaultSocketConfig(socketConfig(config))
+                                .setDefaultConnectionConfig(
+                                        ConnectionConfig.custom()
+                                                .setConnectTimeout(timeout)
+                                                .setSocketTimeout(timeout)
+                                                .build())
+                                .build())
                 .setDefaultRequestConfig(
                         RequestConfig.custom()
-                                // 10 s for black stars, 2.5 s otherwise: waiting for a pooled
-                                // connection and
-                                // for the response (connecting and reading are bounded in
-                                // ConnectionConfig).
                                 .setConnectionRequestTimeout(timeout)
                                 .setResponseTimeout(timeout)
                                 .build())
-                .setConnectionReuseStrategy(
-                        new RetiringReuseStrategy(
-                                config.upstreamKeepAlive(),
-                                config.upstreamMaxRequestsPerConnection()))
+                .setConnectionReuseStrategy(reuse(config))
                 .setRetryStrategy(new StaleConnectionRetry())
-                .evictIdleConnections(MAX_IDLE)
+                // ratings keeps idle connections 60 s
+                .evictIdleConnections(TimeValue.ofSeconds(30))
                 .evictExpiredConnections()
                 // A ratings call needs none of these, and each would change what is sent.
                 .disableRedirectHandling()
@@ -91,7 +128,6 @@ class RatingsHttpClient {
         builder.requestFactory(new HttpComponentsClientHttpRequestFactory(ratingsApacheClient))
                 .baseUrl(config.ratingsBaseUrl());
         if (!config.upstreamKeepAlive()) {
-            // With UPSTREAM_KEEPALIVE=false the reuse strategy never keeps a connection; say so.
             builder.defaultHeader(HttpHeaders.CONNECTION, "close");
         }
         return builder.build();

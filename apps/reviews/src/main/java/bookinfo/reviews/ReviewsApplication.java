@@ -1,10 +1,15 @@
 package bookinfo.reviews;
 
+import bookinfo.reviews.serving.ReviewsServer;
+import bookinfo.reviews.serving.WebConfig;
+import jakarta.servlet.DispatcherType;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
 
 /**
- * Entry point: parse the environment (a bad knob exits 2 before Spring starts), then run the Spring
- * Boot application it configures (ReviewsServer).
+ * Entry point: parse the environment (a bad knob exits 2 before Spring starts), then run the
+ * application; the wire, the server and the drain are the serving package's.
  */
 @SpringBootApplication
 public class ReviewsApplication {
@@ -13,8 +18,7 @@ public class ReviewsApplication {
         ReviewsConfig config;
         try {
             config = ReviewsConfig.fromEnv(System.getenv());
-        } catch (BadConfigException e) {
-            // Before Spring or logging starts: one line, status 2 (docs/configuration.md).
+        } catch (ReviewsConfig.BadConfigException e) {
             System.err.println(ReviewsConfig.SERVICE + ": " + e.getMessage());
             System.exit(2);
             return;
@@ -25,6 +29,18 @@ public class ReviewsApplication {
             System.err.println(ReviewsConfig.SERVICE + ": failed to start: " + rootCause(e));
             System.exit(1);
         }
+    }
+
+    /** The Server-Timing header, on the error page too; off with SERVER_TIMING=false. */
+    @Bean
+    FilterRegistrationBean<ServerTiming> serverTimingRegistration(
+            ReviewsConfig config, Hooks hooks) {
+        FilterRegistrationBean<ServerTiming> registration =
+                new FilterRegistrationBean<>(new ServerTiming(hooks.nanoTime()));
+        registration.setOrder(WebConfig.INSIDE_WHOLE_RESPONSES);
+        registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ERROR);
+        registration.setEnabled(config.serverTiming());
+        return registration;
     }
 
     private static Throwable rootCause(Throwable e) {

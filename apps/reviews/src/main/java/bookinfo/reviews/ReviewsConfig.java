@@ -3,12 +3,13 @@ package bookinfo.reviews;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Everything the service reads from its environment, parsed and validated once at start. See
- * docs/configuration.md for the catalogue; the README lists what reviews reads.
+ * Everything the service reads from its environment, parsed once at start with the env-var grammar
+ * all four services share (docs/configuration.md); the README lists what reviews reads.
  */
 public record ReviewsConfig(
         int port,
@@ -31,66 +32,76 @@ public record ReviewsConfig(
         String serviceVersion,
         String ratingsBaseUrl) {
 
-    static final String SERVICE = "reviews";
+    public static final String SERVICE = "reviews";
 
-    /** The fault-injection tutorial relies on these two numbers (docs/contract.md, reviews). */
-    static final Duration BLACK_RATINGS_TIMEOUT = Duration.ofSeconds(10);
+    /** A knob outside the grammar; main turns it into exit status 2. */
+    public static final class BadConfigException extends RuntimeException {
 
-    static final Duration OTHER_RATINGS_TIMEOUT = Duration.ofMillis(2500);
+        private static final long serialVersionUID = 1L;
 
-    public static ReviewsConfig fromEnv(Map<String, String> env) {
-        EnvGrammar g = new EnvGrammar(env);
-        int port = g.integer("PORT", 9080, 1, 65535);
-        String listenAddress = listenAddress(g);
-        boolean noDelay = g.bool("HTTP_NODELAY", true);
-        boolean keepAlive = g.bool("HTTP_KEEPALIVE", true);
-        int keepAliveTimeout = g.integer("HTTP_KEEPALIVE_TIMEOUT_SECONDS", 60, 1, 3600);
-        int headerTimeout = g.integer("HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 300);
-        int maxConnections = g.integer("HTTP_MAX_CONNECTIONS", 1024, 1, 100_000);
-        boolean upstreamKeepAlive = g.bool("UPSTREAM_KEEPALIVE", true);
-        int maxRequests = g.integer("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1, 1_000_000);
-        int shutdownTimeout = g.integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 300);
-        boolean accessLog = g.bool("ACCESS_LOG", false);
-        boolean serverTiming = g.bool("SERVER_TIMING", true);
-        String logLevel = g.oneOf("LOG_LEVEL", "info", Set.of("debug", "info", "warn", "error"));
-        boolean enableRatings = g.bool("ENABLE_RATINGS", false);
-        // Upstream uses STAR_COLOR verbatim (it is echoed into the JSON), so do we.
-        String starColor = g.raw("STAR_COLOR") == null ? "black" : g.raw("STAR_COLOR");
-        String clusterName = g.raw("CLUSTER_NAME") == null ? "null" : g.raw("CLUSTER_NAME");
-        String serviceVersion =
-                g.raw("SERVICE_VERSION") == null ? "" : g.raw("SERVICE_VERSION").strip();
-        String ratingsHost = g.host("RATINGS_HOSTNAME", "ratings");
-        int ratingsPort = g.integer("RATINGS_SERVICE_PORT", 9080, 1, 65535);
-        String domain = g.raw("SERVICES_DOMAIN") == null ? "" : g.raw("SERVICES_DOMAIN").strip();
-        String host = domain.isEmpty() ? ratingsHost : ratingsHost + "." + domain;
-        return new ReviewsConfig(
-                port,
-                listenAddress,
-                noDelay,
-                keepAlive,
-                keepAliveTimeout,
-                headerTimeout,
-                maxConnections,
-                upstreamKeepAlive,
-                maxRequests,
-                shutdownTimeout,
-                accessLog,
-                serverTiming,
-                logLevel,
-                enableRatings,
-                starColor,
-                clusterName,
-                podName(env.get("HOSTNAME")),
-                serviceVersion,
-                "http://" + bracketIpv6(host) + ":" + ratingsPort);
+        BadConfigException(String variable, String value, String want) {
+            super("invalid " + variable + "=" + quote(value) + ": want " + want);
+        }
+
+        /** Go-style %q, so blanks and control characters stay visible on one line. */
+        static String quote(String value) {
+            StringBuilder out = new StringBuilder(value.length() + 2).append('"');
+            for (char c : value.toCharArray()) {
+                switch (c) {
+                    case '"' -> out.append("\\\"");
+                    case '\\' -> out.append("\\\\");
+                    case '\n' -> out.append("\\n");
+                    case '\r' -> out.append("\\r");
+                    case '\t' -> out.append("\\t");
+                    default ->
+                            out.append(
+                                    c < 0x20 || c == 0x7f
+                                            ? String.format("\\x%02x", (int) c)
+                                            : String.valueOf(c));
+                }
+            }
+            return out.append('"').toString();
+        }
     }
 
-    /**
-     * Black stars wait 10 s for ratings, any other colour 2.5 s (upstream compares with "black"
-     * exactly).
-     */
+    public static ReviewsConfig fromEnv(Map<String, String> env) {
+        return new ReviewsConfig(
+                integer(env, "PORT", 9080, 1, 65535),
+                listenAddress(env.get("LISTEN_ADDRESS")),
+                bool(env, "HTTP_NODELAY", true),
+                bool(env, "HTTP_KEEPALIVE", true),
+                integer(env, "HTTP_KEEPALIVE_TIMEOUT_SECONDS", 60, 1, 3600),
+                integer(env, "HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 300),
+                integer(env, "HTTP_MAX_CONNECTIONS", 1024, 1, 100_000),
+                bool(env, "UPSTREAM_KEEPALIVE", true),
+                integer(env, "UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1, 1_000_000),
+                integer(env, "SHUTDOWN_TIMEOUT_SECONDS", 10, 1, 300),
+                bool(env, "ACCESS_LOG", false),
+                bool(env, "SERVER_TIMING", true),
+                oneOf(env, "LOG_LEVEL", "info", Set.of("debug", "info", "warn", "error")),
+                bool(env, "ENABLE_RATINGS", false),
+                // Echoed verbatim into the JSON, as upstream does.
+                env.getOrDefault("STAR_COLOR", "black"),
+                env.getOrDefault("CLUSTER_NAME", "null"),
+                podName(env.get("HOSTNAME")),
+                env.getOrDefault("SERVICE_VERSION", "").strip(),
+                ratingsBaseUrl(env));
+    }
+
+    private static String ratingsBaseUrl(Map<String, String> env) {
+        String host = host(env, "RATINGS_HOSTNAME", "ratings");
+        int port = integer(env, "RATINGS_SERVICE_PORT", 9080, 1, 65535);
+        String domain = env.getOrDefault("SERVICES_DOMAIN", "").strip();
+        host = domain.isEmpty() ? host : host + "." + domain;
+        return "http://"
+                + (host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host)
+                + ":"
+                + port;
+    }
+
+    /** Black stars wait 10 s for ratings, any other colour 2.5 s (docs/contract.md, reviews). */
     public Duration ratingsTimeout() {
-        return "black".equals(starColor) ? BLACK_RATINGS_TIMEOUT : OTHER_RATINGS_TIMEOUT;
+        return "black".equals(starColor) ? Duration.ofSeconds(10) : Duration.ofMillis(2500);
     }
 
     /** The name the logs and the README use for the running variant. */
@@ -101,64 +112,83 @@ public record ReviewsConfig(
         return ("black".equals(starColor) ? "v2" : "v3") + " (" + starColor + " stars)";
     }
 
-    /**
-     * The same settings on another port; tests pass 0 for an ephemeral one, which PORT does not
-     * allow.
-     */
-    public ReviewsConfig withPort(int newPort) {
-        return new ReviewsConfig(
-                newPort,
-                listenAddress,
-                httpNoDelay,
-                httpKeepAlive,
-                httpKeepAliveTimeoutSeconds,
-                httpHeaderTimeoutSeconds,
-                httpMaxConnections,
-                upstreamKeepAlive,
-                upstreamMaxRequestsPerConnection,
-                shutdownTimeoutSeconds,
-                accessLog,
-                serverTiming,
-                logLevel,
-                enableRatings,
-                starColor,
-                clusterName,
-                podName,
-                serviceVersion,
-                ratingsBaseUrl);
+    static boolean bool(Map<String, String> env, String name, boolean fallback) {
+        String value = env.get(name);
+        if (value == null) {
+            return fallback;
+        }
+        String word = value.strip().toLowerCase(Locale.ROOT);
+        if (!"true".equals(word) && !"false".equals(word)) {
+            throw new BadConfigException(name, value, "true or false");
+        }
+        return "true".equals(word);
     }
 
-    public Duration shutdownTimeout() {
-        return Duration.ofSeconds(shutdownTimeoutSeconds);
+    /** Plain decimal digits only: Integer.parseInt would also take "+5" and "-0". */
+    static int integer(Map<String, String> env, String name, int fallback, int min, int max) {
+        String value = env.get(name);
+        if (value == null) {
+            return fallback;
+        }
+        String digits = value.strip();
+        if (digits.isEmpty()
+                || digits.length() > 10
+                || !digits.chars().allMatch(c -> c >= '0' && c <= '9')
+                || Long.parseLong(digits) < min
+                || Long.parseLong(digits) > max) {
+            throw new BadConfigException(name, value, "an integer from " + min + " to " + max);
+        }
+        return Integer.parseInt(digits);
     }
 
-    private static String listenAddress(EnvGrammar g) {
-        String value = g.raw("LISTEN_ADDRESS");
+    static String oneOf(
+            Map<String, String> env, String name, String fallback, Set<String> allowed) {
+        String value = env.get(name);
+        if (value == null) {
+            return fallback;
+        }
+        String word = value.strip().toLowerCase(Locale.ROOT);
+        if (!allowed.contains(word)) {
+            throw new BadConfigException(
+                    name, value, "one of " + String.join(", ", allowed.stream().sorted().toList()));
+        }
+        return word;
+    }
+
+    /** A peer host name: unset means the default, set but blank is a mistake worth failing on. */
+    static String host(Map<String, String> env, String name, String fallback) {
+        String value = env.get(name);
+        if (value == null) {
+            return fallback;
+        }
+        String host = value.strip();
+        if (host.isEmpty()
+                || host.chars()
+                        .anyMatch(c -> c <= ' ' || c == '/' || c == '?' || c == '#' || c == '@')) {
+            throw new BadConfigException(name, value, "a host name");
+        }
+        return host;
+    }
+
+    /** Literal addresses only: resolving a name here would make start-up depend on DNS. */
+    private static String listenAddress(String value) {
         if (value == null) {
             return "0.0.0.0";
         }
         String address = value.strip();
-        // Literal addresses only: resolving a name here would make start-up depend on DNS.
-        if (address.isEmpty() || !isIpLiteral(address)) {
+        if (!address.matches("[0-9.]+|[0-9a-fA-F:.%]*:[0-9a-fA-F:.%]*") || !isAddress(address)) {
             throw new BadConfigException("LISTEN_ADDRESS", value, "an IPv4 or IPv6 address");
         }
         return address;
     }
 
-    private static boolean isIpLiteral(String address) {
-        if (!address.matches("[0-9.]+|[0-9a-fA-F:.%]*:[0-9a-fA-F:.%]*")) {
-            return false;
-        }
+    private static boolean isAddress(String literal) {
         try {
-            InetAddress.getByName(address);
+            InetAddress.getByName(literal);
             return true;
         } catch (UnknownHostException e) {
             return false;
         }
-    }
-
-    private static String bracketIpv6(String host) {
-        return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
     }
 
     /** Upstream prints $HOSTNAME; bash does not export it, so fall back to the machine's name. */

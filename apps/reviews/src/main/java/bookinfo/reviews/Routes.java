@@ -1,16 +1,15 @@
 package bookinfo.reviews;
 
 import jakarta.servlet.http.HttpServletRequest;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
-import org.springframework.web.servlet.HandlerMapping;
-import org.springframework.web.util.ServletRequestPathUtils;
+import java.util.stream.Stream;
+import org.springframework.http.server.RequestPath;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
 /** The route patterns this service serves, and their metrics labels ("/reviews/:id"). */
-final class Routes {
+public final class Routes {
 
     static final String HEALTH = "/health";
     static final String METRICS = "/metrics";
@@ -19,51 +18,31 @@ final class Routes {
     /** The label for 404s, so random paths cannot blow up label cardinality. */
     static final String UNMATCHED = "unmatched";
 
-    private static final List<PathPattern> SERVED =
-            List.of(
-                    PathPatternParser.defaultInstance.parse(HEALTH),
-                    PathPatternParser.defaultInstance.parse(METRICS),
-                    PathPatternParser.defaultInstance.parse(REVIEWS));
-
-    /** Label by served pattern: {name} written :name. */
-    private static final Map<String, String> LABELS =
-            SERVED.stream()
-                    .map(PathPattern::getPatternString)
+    /** Each served pattern (they never overlap) and its label, {name} written :name. */
+    private static final Map<PathPattern, String> LABELS =
+            Stream.of(HEALTH, METRICS, REVIEWS)
                     .collect(
                             Collectors.toUnmodifiableMap(
-                                    p -> p, p -> p.replaceAll("\\{([^}/]+)}", ":$1")));
+                                    PathPatternParser.defaultInstance::parse,
+                                    p -> p.replaceAll("\\{([^}/]+)}", ":$1")));
 
     private Routes() {}
 
     /**
-     * The route label: Spring MVC's best-matching pattern with {name} written :name. A request that
-     * Spring rejected before choosing a handler (405 for a method no mapping serves) carries no
-     * pattern; its label is the served pattern its path matches. 404s are "unmatched".
+     * The label of the served pattern the path matches, also when Spring refused the request before
+     * choosing a handler (a 405); "unmatched" for every 404.
      */
-    static String label(HttpServletRequest request, int status) {
-        if (status == 404) {
-            return UNMATCHED;
-        }
-        Object best = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
-        String label = best == null ? null : LABELS.get(best.toString());
-        if (label == null) {
-            String served = servedPatternFor(request);
-            label = served == null ? UNMATCHED : LABELS.get(served);
-        }
-        return label;
-    }
-
-    private static String servedPatternFor(HttpServletRequest request) {
-        var path =
-                ServletRequestPathUtils.hasParsedRequestPath(request)
-                        ? ServletRequestPathUtils.getParsedRequestPath(request)
-                                .pathWithinApplication()
-                        : ServletRequestPathUtils.parseAndCache(request).pathWithinApplication();
-        for (PathPattern pattern : SERVED) {
-            if (pattern.matches(path)) {
-                return pattern.getPatternString();
+    public static String label(HttpServletRequest request, int status) {
+        if (status != 404) {
+            var path =
+                    RequestPath.parse(request.getRequestURI(), request.getContextPath())
+                            .pathWithinApplication();
+            for (Map.Entry<PathPattern, String> served : LABELS.entrySet()) {
+                if (served.getKey().matches(path)) {
+                    return served.getValue();
+                }
             }
         }
-        return null;
+        return UNMATCHED;
     }
 }

@@ -17,23 +17,24 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /** A real HTTP server standing in for ratings; it records what arrives and on which connection. */
-final class RatingsPeer implements AutoCloseable {
+public final class RatingsPeer implements AutoCloseable {
 
-    static final String DEFAULT_BODY = "{\"id\":0,\"ratings\":{\"Reviewer1\":5,\"Reviewer2\":4}}";
+    public static final String DEFAULT_BODY =
+            "{\"id\":0,\"ratings\":{\"Reviewer1\":5,\"Reviewer2\":4}}";
 
-    record Arrival(String method, String path, Headers headers, int clientPort) {}
+    public record Arrival(String method, String path, Headers headers, int clientPort) {}
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
     private final List<Arrival> arrivals = new CopyOnWriteArrayList<>();
     private final LinkedBlockingQueue<Arrival> arrived = new LinkedBlockingQueue<>();
 
-    volatile int status = 200;
-    volatile String body = DEFAULT_BODY;
-    volatile long delayMillis;
-    volatile String serverTiming;
+    public volatile int status = 200;
+    public volatile String body = DEFAULT_BODY;
+    public volatile long delayMillis;
+    public volatile String serverTiming;
 
-    RatingsPeer() throws IOException {
+    public RatingsPeer() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
         server.setExecutor(executor);
         server.createContext(
@@ -65,26 +66,26 @@ final class RatingsPeer implements AutoCloseable {
         server.start();
     }
 
-    int port() {
+    public int port() {
         return server.getAddress().getPort();
     }
 
     /** The env that points reviews at this peer. */
-    Map<String, String> env() {
+    public Map<String, String> env() {
         return Map.of(
                 "RATINGS_HOSTNAME", "127.0.0.1", "RATINGS_SERVICE_PORT", Integer.toString(port()));
     }
 
-    List<Arrival> arrivals() {
+    public List<Arrival> arrivals() {
         return List.copyOf(arrivals);
     }
 
-    Arrival awaitArrival(long timeoutMillis) throws InterruptedException {
+    public Arrival awaitArrival(long timeoutMillis) throws InterruptedException {
         return arrived.poll(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
     /** Requests per client connection, in the order connections were first seen. */
-    List<Integer> requestsPerConnection() {
+    public List<Integer> requestsPerConnection() {
         Map<Integer, Integer> byPort = new TreeMap<>();
         List<Integer> order = new ArrayList<>();
         for (Arrival a : arrivals) {
@@ -96,7 +97,7 @@ final class RatingsPeer implements AutoCloseable {
         return order.stream().map(byPort::get).toList();
     }
 
-    void reset() {
+    public void reset() {
         arrivals.clear();
         arrived.clear();
         status = 200;

@@ -19,16 +19,17 @@ import java.util.regex.Pattern;
  * A minimal HTTP/1.1 client on one raw socket, so tests see exactly what goes over the wire:
  * framing headers, Connection: close, and whether the server really closes.
  */
-final class RawHttp implements Closeable {
+public final class RawHttp implements Closeable {
 
-    record Response(int status, Map<String, List<String>> headers, byte[] body, boolean framed) {
+    public record Response(
+            int status, Map<String, List<String>> headers, byte[] body, boolean framed) {
 
-        String header(String name) {
+        public String header(String name) {
             List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
             return values == null ? null : String.join(",", values);
         }
 
-        String text() {
+        public String text() {
             return new String(body, StandardCharsets.UTF_8);
         }
     }
@@ -37,18 +38,18 @@ final class RawHttp implements Closeable {
      * Everything the server sent for some raw bytes: its text (ISO-8859-1), whether it closed the
      * connection, and the time from the end of the request to the close or the last byte.
      */
-    record Exchange(String text, boolean closed, long millis) {
+    public record Exchange(String text, boolean closed, long millis) {
 
         /** A status line, wherever it starts: after a body without a newline too. */
         private static final Pattern STATUS_LINE = Pattern.compile("HTTP/1\\.1 \\d{3} ");
 
         /** Status lines in the output: how many responses the server wrote. */
-        int responses() {
+        public int responses() {
             return (int) STATUS_LINE.matcher(text).results().count();
         }
 
         /** The status of the first response, or -1 when there was none. */
-        int status() {
+        public int status() {
             return text.startsWith("HTTP/1.1 ") ? Integer.parseInt(text.substring(9, 12)) : -1;
         }
     }
@@ -57,7 +58,7 @@ final class RawHttp implements Closeable {
      * Sends raw bytes on a fresh connection and reads until the server closes it, nothing more has
      * come for quietMillis after the last byte received, or maxMillis have passed.
      */
-    static Exchange exchange(int port, byte[] request, int quietMillis, int maxMillis)
+    public static Exchange exchange(int port, byte[] request, int quietMillis, int maxMillis)
             throws IOException {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.getOutputStream().write(request);
@@ -66,12 +67,13 @@ final class RawHttp implements Closeable {
         }
     }
 
-    static Exchange exchange(int port, String request) throws IOException {
+    public static Exchange exchange(int port, String request) throws IOException {
         return exchange(port, request.getBytes(StandardCharsets.ISO_8859_1), 1500, 8000);
     }
 
     /** What the server sends on an open socket from now on (see exchange). */
-    static Exchange collect(Socket socket, int quietMillis, int maxMillis) throws IOException {
+    public static Exchange collect(Socket socket, int quietMillis, int maxMillis)
+            throws IOException {
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         long start = System.nanoTime();
         long last = start;
@@ -113,7 +115,7 @@ final class RawHttp implements Closeable {
     private final InputStream in;
     private final OutputStream out;
 
-    RawHttp(int port) throws IOException {
+    public RawHttp(int port) throws IOException {
         socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(5000);
         in = socket.getInputStream();
@@ -121,19 +123,19 @@ final class RawHttp implements Closeable {
     }
 
     /** One request on a fresh connection, closed afterwards. */
-    static Response once(int port, String method, String path, String... headerLines)
+    public static Response once(int port, String method, String path, String... headerLines)
             throws IOException {
         try (RawHttp http = new RawHttp(port)) {
             return http.request(method, path, headerLines);
         }
     }
 
-    Response request(String method, String path, String... headerLines) throws IOException {
+    public Response request(String method, String path, String... headerLines) throws IOException {
         send(method, path, headerLines);
         return read("HEAD".equals(method));
     }
 
-    void send(String method, String path, String... headerLines) throws IOException {
+    public void send(String method, String path, String... headerLines) throws IOException {
         StringBuilder request =
                 new StringBuilder(method)
                         .append(' ')
@@ -147,7 +149,7 @@ final class RawHttp implements Closeable {
         out.flush();
     }
 
-    Response read(boolean head) throws IOException {
+    public Response read(boolean head) throws IOException {
         String statusLine = line();
         if (statusLine == null) {
             throw new IOException("connection closed before a response");
@@ -177,16 +179,16 @@ final class RawHttp implements Closeable {
     }
 
     /** The connection itself, for tests that write raw bytes on a kept-alive connection. */
-    Socket socket() {
+    public Socket socket() {
         return socket;
     }
 
-    int localPort() {
+    public int localPort() {
         return socket.getLocalPort();
     }
 
     /** True when the server has closed its side: read() sees end of stream within the timeout. */
-    boolean closedByServer(int timeoutMillis) throws IOException {
+    public boolean closedByServer(int timeoutMillis) throws IOException {
         socket.setSoTimeout(timeoutMillis);
         try {
             return in.read() == -1;

@@ -97,7 +97,7 @@ class ReviewsConfigTest {
         assertEquals(100_000, high.httpMaxConnections());
         assertEquals(3600, high.httpKeepAliveTimeoutSeconds());
         assertEquals(1_000_000, high.upstreamMaxRequestsPerConnection());
-        assertEquals(Duration.ofSeconds(300), high.shutdownTimeout());
+        assertEquals(300, high.shutdownTimeoutSeconds());
     }
 
     @ParameterizedTest
@@ -133,18 +133,18 @@ class ReviewsConfigTest {
                 "LISTEN_ADDRESS                       | localhost | invalid LISTEN_ADDRESS=\"localhost\": want an IPv4 or IPv6 address",
             })
     void badValuesNameTheVariableAndTheValue(String variable, String value, String message) {
-        BadConfigException e =
+        ReviewsConfig.BadConfigException e =
                 assertThrows(
-                        BadConfigException.class,
+                        ReviewsConfig.BadConfigException.class,
                         () -> ReviewsConfig.fromEnv(Map.of(variable, value)));
         assertEquals(message, e.getMessage());
     }
 
     @Test
     void controlCharactersInABadValueStayOnOneLine() {
-        BadConfigException e =
+        ReviewsConfig.BadConfigException e =
                 assertThrows(
-                        BadConfigException.class,
+                        ReviewsConfig.BadConfigException.class,
                         () -> ReviewsConfig.fromEnv(Map.of("HTTP_NODELAY", "tr\nue\"")));
         assertEquals("invalid HTTP_NODELAY=\"tr\\nue\\\"\": want true or false", e.getMessage());
     }

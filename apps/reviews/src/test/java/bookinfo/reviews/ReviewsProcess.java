@@ -14,12 +14,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * The service as a real child process (java + the test class path), for exit status and signals.
  */
-final class ReviewsProcess implements AutoCloseable {
+public final class ReviewsProcess implements AutoCloseable {
 
-    final Process process;
-    final int port;
-    final List<String> stdout = new CopyOnWriteArrayList<>();
-    final List<String> stderr = new CopyOnWriteArrayList<>();
+    public final Process process;
+    public final int port;
+    public final List<String> stdout = new CopyOnWriteArrayList<>();
+    public final List<String> stderr = new CopyOnWriteArrayList<>();
     private final Thread stdoutPump;
     private final Thread stderrPump;
 
@@ -31,7 +31,7 @@ final class ReviewsProcess implements AutoCloseable {
     }
 
     /** Starts with a clean environment: only what the test gives, plus a free loopback port. */
-    static ReviewsProcess start(Map<String, String> env) throws IOException {
+    public static ReviewsProcess start(Map<String, String> env) throws IOException {
         int port = env.containsKey("PORT") ? Integer.parseInt(env.get("PORT")) : freePort();
         ProcessBuilder builder =
                 new ProcessBuilder(
@@ -49,7 +49,7 @@ final class ReviewsProcess implements AutoCloseable {
     }
 
     /** Waits for the "listening on" log line. */
-    void awaitListening(long timeoutMillis) throws InterruptedException {
+    public void awaitListening(long timeoutMillis) throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMillis;
         while (System.currentTimeMillis() < deadline) {
             if (stderr.stream().anyMatch(l -> l.contains("listening on http://"))) {
@@ -68,14 +68,14 @@ final class ReviewsProcess implements AutoCloseable {
      * SIGTERM through the process handle: Process.destroy() would also close our ends of the
      * child's stdout and stderr, losing everything it prints while draining.
      */
-    void sigterm() {
+    public void sigterm() {
         if (!process.toHandle().destroy()) {
             throw new AssertionError("could not signal reviews");
         }
     }
 
     /** Exit status, once the process has ended and all its output has been read. */
-    int awaitExit(long timeoutMillis) throws InterruptedException {
+    public int awaitExit(long timeoutMillis) throws InterruptedException {
         if (!process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS)) {
             throw new AssertionError("reviews still running after " + timeoutMillis + " ms");
         }
@@ -84,7 +84,7 @@ final class ReviewsProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    static int freePort() throws IOException {
+    public static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }

@@ -235,13 +235,13 @@ class ReviewsRouteTest {
     @Test
     void contractHeadersArePropagatedToRatings() throws IOException {
         List<String> sent = new ArrayList<>();
-        for (String name : PropagatedHeaders.NAMES) {
+        for (String name : RatingsClient.PROPAGATED) {
             sent.add(name + ": value-of-" + name);
         }
         sent.add("x-not-propagated: nope");
         RawHttp.once(v2.port, "GET", "/reviews/0", sent.toArray(String[]::new));
         RatingsPeer.Arrival arrival = peer.arrivals().get(0);
-        for (String name : PropagatedHeaders.NAMES) {
+        for (String name : RatingsClient.PROPAGATED) {
             assertEquals("value-of-" + name, arrival.headers().getFirst(name), name);
         }
         assertNull(arrival.headers().getFirst("x-not-propagated"));

@@ -4,11 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** The samples of a Prometheus text scrape, by series ("name{labels}"), for assertions. */
-final class Scrape {
+public final class Scrape {
 
     private Scrape() {}
 
-    static Map<String, Double> samples(String text) {
+    public static Map<String, Double> samples(String text) {
         Map<String, Double> samples = new LinkedHashMap<>();
         for (String line : text.split("\n")) {
             if (line.isEmpty() || line.startsWith("#")) {

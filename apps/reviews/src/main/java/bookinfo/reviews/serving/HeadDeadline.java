@@ -1,4 +1,4 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,29 +16,13 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
 
 /**
- * An overall deadline for reading a request head (HTTP_HEADER_TIMEOUT_SECONDS), on Jetty's public
- * extension points: a connection listener (every connection the connector opens and closes), a
- * handler wrapper in front of the application (a head is complete once Jetty hands the request to a
- * handler), and a sweep every 250 ms.
- *
- * <p>Why: Jetty's idle timeout bounds the pause between two reads, not the head. A client sending
- * one byte every 9 s of an 8 KiB head stays within a 10 s idle timeout for 20 hours. Jetty has no
- * setting for the whole head.
- *
- * <p>The deadline that applies to a connection not serving a request:
- *
- * <ul>
- *   <li>no head completed yet: its accept plus the timeout, whatever it sends meanwhile;
- *   <li>after a response: none while nothing arrives (Jetty's idle timeout, the keep-alive timeout,
- *       closes an idle connection); the first new bytes start the clock (seen at most one sweep
- *       late), and the head must be complete the timeout after that.
- * </ul>
- *
- * A connection past its deadline is closed without an answer (its end point closed: Jetty's own way
- * of ending a connection whose idle timeout expired). A connection serving a request is never
- * touched, however long the request takes; while it does, the idle timeout is the head timeout (the
- * longest pause between two reads of a body or two writes), and the keep-alive timeout again once
- * the response is complete.
+ * An overall deadline for reading a request head (HTTP_HEADER_TIMEOUT_SECONDS), which Jetty's idle
+ * timeout (a bound on each pause between reads) does not give: a connection listener tracks every
+ * connection, a handler wrapper marks a head complete, a sweep closes the end point of each
+ * connection past its deadline, without an answer (DESIGN.md, "Deviations from the ordinary path").
+ * The deadline runs from the accept for a first head, from the first new bytes after a response for
+ * a later one. A connection serving a request is never touched; meanwhile its idle timeout is the
+ * head timeout, and the keep-alive timeout again once the response is complete.
  */
 final class HeadDeadline extends AbstractLifeCycle implements Connection.Listener {
 
@@ -73,11 +57,7 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
         this.keepAliveMillis = keepAliveMillis;
     }
 
-    /**
-     * Puts the deadline on every connector of the server (listener beans a connector holds are
-     * added to each connection it makes) and in front of the server's handler; started and stopped
-     * with the server.
-     */
+    /** On every connector (its listener beans see each connection) and in front of the handler. */
     static void install(Server server, long headMillis, long keepAliveMillis) {
         HeadDeadline deadline = new HeadDeadline(headMillis, keepAliveMillis);
         for (Connector connector : server.getConnectors()) {
@@ -119,11 +99,6 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
 
     long headMillis() {
         return headMillis;
-    }
-
-    /** Connections being tracked (open and not yet closed); for tests. */
-    int tracked() {
-        return tracks.size();
     }
 
     void sweep() {

@@ -1,9 +1,12 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bookinfo.reviews.RatingsPeer;
+import bookinfo.reviews.RawHttp;
+import bookinfo.reviews.RunningReviews;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;

@@ -1,4 +1,4 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -12,7 +12,7 @@ class AccessLogTest {
     @Test
     void lineIsRfc3339TimeServiceMethodPathStatusAndMilliseconds() {
         Clock fixed = Clock.fixed(Instant.parse("2024-03-01T12:34:56.789Z"), ZoneOffset.UTC);
-        AccessLog log = new AccessLog(fixed, System.out);
+        RequestObserver.AccessLog log = new RequestObserver.AccessLog(fixed, System.out);
         assertEquals(
                 "2024-03-01T12:34:56.789Z reviews GET /reviews/0 200 1.235",
                 log.line("GET", "/reviews/0", 200, 1_234_567));

@@ -1,5 +1,7 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
+import bookinfo.reviews.ReviewsConfig;
+import bookinfo.reviews.Routes;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -8,13 +10,19 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.stream.DoubleStream;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -33,22 +41,11 @@ final class RequestObserver extends OncePerRequestFilter {
     static final String DURATION_HELP =
             "Time to serve an HTTP request, by method, route pattern and status.";
 
-    static final Duration[] BUCKETS = {
-        millis(0.5),
-        millis(1),
-        millis(2.5),
-        millis(5),
-        millis(10),
-        millis(25),
-        millis(50),
-        millis(100),
-        millis(250),
-        millis(500),
-        millis(1000),
-        millis(2500),
-        millis(5000),
-        millis(10000)
-    };
+    /** The catalogue's buckets, in milliseconds. */
+    static final Duration[] BUCKETS =
+            DoubleStream.of(0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
+                    .mapToObj(ms -> Duration.ofNanos(Math.round(ms * 1_000_000)))
+                    .toArray(Duration[]::new);
 
     /** Anything else is labelled OTHER, so arbitrary method tokens cannot blow up cardinality. */
     private static final Set<String> METHODS =
@@ -89,8 +86,7 @@ final class RequestObserver extends OncePerRequestFilter {
         } finally {
             inFlight.decrementAndGet();
             long nanos = nanoTime.getAsLong() - start;
-            // An exception escaping Spring becomes a 500 from Jetty, whatever status was set so
-            // far.
+            // An exception escaping Spring becomes Jetty's 500, whatever status was set.
             int status = failed ? 500 : response.getStatus();
             String method = METHODS.contains(request.getMethod()) ? request.getMethod() : "OTHER";
             Meters m =
@@ -118,7 +114,35 @@ final class RequestObserver extends OncePerRequestFilter {
                         .register(registry));
     }
 
-    private static Duration millis(double ms) {
-        return Duration.ofNanos(Math.round(ms * 1_000_000));
+    /** ACCESS_LOG=true: `<RFC3339 time> reviews <method> <path> <status> <ms, 3 decimals>`. */
+    static final class AccessLog {
+
+        private static final DateTimeFormatter RFC3339 =
+                DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", Locale.ROOT)
+                        .withZone(ZoneOffset.UTC);
+
+        private final Clock clock;
+        private final PrintStream out;
+
+        AccessLog(Clock clock, PrintStream out) {
+            this.clock = clock;
+            this.out = out;
+        }
+
+        String line(String method, String path, int status, long nanos) {
+            return String.format(
+                    Locale.ROOT,
+                    "%s %s %s %s %d %.3f",
+                    RFC3339.format(clock.instant()),
+                    ReviewsConfig.SERVICE,
+                    method,
+                    path,
+                    status,
+                    nanos / 1e6);
+        }
+
+        void log(String method, String path, int status, long nanos) {
+            out.println(line(method, path, status, nanos));
+        }
     }
 }

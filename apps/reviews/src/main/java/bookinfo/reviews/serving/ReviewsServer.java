@@ -1,5 +1,10 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
+import static bookinfo.reviews.ReviewsConfig.SERVICE;
+
+import bookinfo.reviews.Hooks;
+import bookinfo.reviews.ReviewsApplication;
+import bookinfo.reviews.ReviewsConfig;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,9 +15,8 @@ import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
- * Starts the Spring Boot application for a parsed config; main and the tests share this path. The
- * knobs become Spring Boot properties (properties()), which take precedence over every other
- * property source, so SERVER_* / SPRING_* variables cannot override them.
+ * Starts the application for a parsed config (main and the tests), its knobs as Spring Boot
+ * properties ahead of every other source, so SERVER_* / SPRING_* variables cannot override them.
  */
 public final class ReviewsServer {
 
@@ -23,19 +27,16 @@ public final class ReviewsServer {
 
     private ReviewsServer() {}
 
-    /** The knobs as Spring Boot properties; the fixed settings are in application.properties. */
+    /** The knobs as properties; the fixed settings are in application.properties. */
     static Map<String, Object> properties(ReviewsConfig config) {
         return Map.of(
                 "server.port",
                 config.port(),
                 "server.address",
                 config.listenAddress(),
-                // Jetty's idle timeout: how long a kept-alive connection may stay idle. While a
-                // request is served it is HTTP_HEADER_TIMEOUT_SECONDS, and a request head has an
-                // overall deadline (HeadDeadline, JettyKnobs). Keep-alive off: JettyKnobs.
+                // While a request is served the idle timeout is the head timeout (HeadDeadline).
                 "server.jetty.connection-idle-timeout",
                 config.httpKeepAliveTimeoutSeconds() + "s",
-                // Beyond it Jetty stops accepting: new connections wait in the listen backlog.
                 "server.jetty.max-connections",
                 config.httpMaxConnections(),
                 "spring.lifecycle.timeout-per-shutdown-phase",
@@ -70,41 +71,31 @@ public final class ReviewsServer {
     }
 
     /**
-     * The process's start: SIGTERM/SIGINT run Spring Boot's shutdown hook, which closes the context
-     * (graceful shutdown: stop accepting, wait up to SHUTDOWN_TIMEOUT_SECONDS for in-flight
-     * requests, stop Jetty). The JVM would then exit 143/130; a Spring Boot shutdown handler, run
-     * after the context is closed, ends the process with 0, or 1 when requests were still in flight
-     * as the drain ended (DrainVerdict). A second hook bounds the whole drain: it exits 1 if the
-     * close is still going just after the timeout (stopping Jetty waits for its threads, which may
-     * be stuck in a call to ratings for seconds).
+     * The process's start. SIGTERM/SIGINT close the context (graceful shutdown); a Spring Boot
+     * shutdown handler then exits 0, or 1 when the drain cut requests off (DrainVerdict). A JVM
+     * hook exits 1 if the close still runs just after the timeout (stopping Jetty waits for its
+     * threads, which may be stuck on ratings).
      */
-    static void startWithExitStatus(ReviewsConfig config) {
+    public static void startWithExitStatus(ReviewsConfig config) {
         ConfigurableApplicationContext context = start(config, Hooks.system());
         DrainVerdict drain = context.getBean(DrainVerdict.class);
         SpringApplication.getShutdownHandlers()
                 .add(() -> Runtime.getRuntime().halt(drain.cutOff() ? 1 : 0));
         Runtime.getRuntime()
                 .addShutdownHook(
-                        new Thread(
-                                () -> {
-                                    System.err.println(
-                                            ReviewsConfig.SERVICE
-                                                    + ": shutting down, draining for up to "
-                                                    + config.shutdownTimeoutSeconds()
-                                                    + " s");
-                                    try {
-                                        Thread.sleep(
-                                                config.shutdownTimeout().toMillis()
-                                                        + DEADLINE_SLACK_MILLIS);
-                                    } catch (InterruptedException e) {
-                                        return;
-                                    }
-                                    System.err.println(
-                                            ReviewsConfig.SERVICE
-                                                    + ": shutdown timeout reached, requests cut off");
-                                    Runtime.getRuntime().halt(1);
-                                },
-                                "reviews-shutdown-deadline"));
+                        new Thread(() -> drainDeadline(config), "reviews-shutdown-deadline"));
+    }
+
+    private static void drainDeadline(ReviewsConfig config) {
+        int seconds = config.shutdownTimeoutSeconds();
+        System.err.println(SERVICE + ": shutting down, draining for up to " + seconds + " s");
+        try {
+            Thread.sleep(seconds * 1000L + DEADLINE_SLACK_MILLIS);
+        } catch (InterruptedException e) {
+            return;
+        }
+        System.err.println(SERVICE + ": shutdown timeout reached, requests cut off");
+        Runtime.getRuntime().halt(1);
     }
 
     public static int port(ConfigurableApplicationContext context) {

@@ -1,8 +1,7 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
-import org.eclipse.jetty.http.HttpCompliance;
+import bookinfo.reviews.ReviewsConfig;
 import org.eclipse.jetty.server.Connector;
-import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.springframework.boot.web.embedded.jetty.JettyServletWebServerFactory;
@@ -10,11 +9,10 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.stereotype.Component;
 
 /**
- * What server.jetty.* has no property for, set through Jetty's public connector and HTTP
- * configuration: TCP_NODELAY (HTTP_NODELAY), keep-alive off (HTTP_KEEPALIVE=false), the listen
- * backlog, strict RFC 7230/9112 parsing, no Server header, the overall request-head deadline
- * (HTTP_HEADER_TIMEOUT_SECONDS, HeadDeadline), and the JSON error for requests Jetty refuses before
- * any servlet runs (JsonErrorHandler).
+ * What server.jetty.* has no property for, through Jetty's public connector and HTTP configuration:
+ * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, the head deadline (HeadDeadline) and the
+ * JSON error for requests Jetty refuses itself. Jetty's own defaults already parse strictly
+ * (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
  */
 @Component
 class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFactory> {
@@ -34,26 +32,17 @@ class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFact
                 server -> {
                     for (Connector connector : server.getConnectors()) {
                         if (connector instanceof ServerConnector sc) {
-                            // TCP_NODELAY on every accepted socket (Jetty's default is on).
                             sc.setAcceptedTcpNoDelay(config.httpNoDelay());
                             sc.setAcceptQueueSize(ACCEPT_QUEUE);
                         }
                         HttpConnectionFactory http =
                                 connector.getConnectionFactory(HttpConnectionFactory.class);
                         if (http != null) {
-                            HttpConfiguration c = http.getHttpConfiguration();
-                            // Jetty's strictest mode (RFC 7230's rules, which RFC 9112 keeps),
-                            // stated rather than inherited: obs-fold, Content-Length beside
-                            // Transfer-Encoding, a repeated Content-Length, ... are a 400, HTTP/0.9
-                            // a 505, each with the connection closed.
-                            c.setHttpCompliance(HttpCompliance.RFC7230);
-                            // false: "Connection: close" on every response, then the close.
-                            c.setPersistentConnectionsEnabled(config.httpKeepAlive());
-                            c.setSendServerVersion(false);
-                            c.setSendXPoweredBy(false);
+                            http.getHttpConfiguration()
+                                    .setPersistentConnectionsEnabled(config.httpKeepAlive());
                         }
                     }
-                    server.setErrorHandler(new JsonErrorHandler());
+                    server.setErrorHandler(new JsonErrors.Jetty());
                     HeadDeadline.install(
                             server,
                             config.httpHeaderTimeoutSeconds() * 1000L,

@@ -1,10 +1,13 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bookinfo.reviews.RawHttp;
+import bookinfo.reviews.RunningReviews;
+import bookinfo.reviews.Scrape;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;

@@ -1,17 +1,14 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
 import org.springframework.boot.web.context.WebServerGracefulShutdownLifecycle;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Whether the drain ended with requests still in flight. Its lifecycle phase stops it after Spring
- * Boot's graceful shutdown (which waits up to SHUTDOWN_TIMEOUT_SECONDS) and before the web server
- * stops: Jetty's stop fails the requests still running, and they leave the in-flight count as they
- * unwind, so a count taken after the stop would say 0 for a drain that cut requests off.
+ * Whether the drain cut requests off. Its phase stops it after Spring Boot's graceful shutdown and
+ * before Jetty stops: requests Jetty's stop fails leave the in-flight count as they unwind, so a
+ * count taken later would say 0.
  */
 final class DrainVerdict implements SmartLifecycle {
-
-    static final int PHASE = WebServerGracefulShutdownLifecycle.SMART_LIFECYCLE_PHASE - 512;
 
     private final RequestObserver requests;
     private volatile boolean running;
@@ -19,11 +16,6 @@ final class DrainVerdict implements SmartLifecycle {
 
     DrainVerdict(RequestObserver requests) {
         this.requests = requests;
-    }
-
-    /** Requests still in flight when the drain ended; -1 before it ends. */
-    int leftWhenDrained() {
-        return leftWhenDrained;
     }
 
     /** True when the drain ended with requests in flight (the exit status is then 1). */
@@ -50,6 +42,6 @@ final class DrainVerdict implements SmartLifecycle {
 
     @Override
     public int getPhase() {
-        return PHASE;
+        return WebServerGracefulShutdownLifecycle.SMART_LIFECYCLE_PHASE - 512;
     }
 }

@@ -1,4 +1,4 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -12,20 +12,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.ContentCachingResponseWrapper;
 
 /**
- * Holds each response body until the handler is done, then hands it to Jetty in one piece with a
- * Content-Length (Spring's ContentCachingResponseWrapper).
- *
- * <p>Why (DESIGN.md, "Writes per response"): Spring's Jackson converter flushes the servlet stream
- * after writing, which commits the response before its length is known, so every JSON response went
- * out chunked in two writes, head and body, then the 5-byte last chunk. With HTTP_NODELAY=false
- * Nagle holds that second write until the client's delayed ACK: GET /reviews/0 on a kept-alive
- * connection took 48 ms (median, measured on Tomcat, where reviews ran then) instead of 2 ms.
- * Buffered, Jetty sends head and body in one write.
- *
- * <p>Once the application is shutting down (the context's ContextClosedEvent comes before Spring's
- * graceful shutdown closes Jetty's connector), responses still being produced carry "Connection:
- * close", so no client or mesh proxy picks their connection for another request while Jetty is
- * closing it.
+ * Holds each response, the error page's included, until the handler is done, then hands it to Jetty
+ * in one piece with a Content-Length: one write per response (DESIGN.md, "Writes per response").
+ * Once the context is closing, responses carry "Connection: close", so no client reuses a
+ * connection Jetty is about to close.
  */
 final class WholeResponses extends OncePerRequestFilter
         implements ApplicationListener<ContextClosedEvent> {
@@ -37,11 +27,6 @@ final class WholeResponses extends OncePerRequestFilter
         draining = true;
     }
 
-    /**
-     * Also the error page's response (JsonErrorController, after a sendError raised inside the
-     * application, e.g. by ChunkedBodyRefusal): buffered like any other, so it too leaves with a
-     * Content-Length.
-     */
     @Override
     protected boolean shouldNotFilterErrorDispatch() {
         return false;

@@ -1,10 +1,13 @@
-package bookinfo.reviews;
+package bookinfo.reviews.serving;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bookinfo.reviews.RatingsPeer;
+import bookinfo.reviews.RawHttp;
+import bookinfo.reviews.ReviewsProcess;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.Socket;
