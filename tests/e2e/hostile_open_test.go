@@ -22,6 +22,8 @@ var knownOpen = map[string]struct{ test, why string }{
 	"details: bad chunk size":              {"TestWireTable", "the chunked framing is judged before the route: 400"},
 	"details: chunk data without its CRLF": {"TestWireTable", "the chunked framing is judged before the route: 400"},
 	"details: oversize head":               {"TestWireTable", "a header line over the limit is 400, not 431"},
+	// Other cross-service cases.
+	"reviews: empty Host": {"TestValidHostsAreServed", "an empty Host, valid by the grammar (RFC 3986 3.2.2), is refused 400"},
 }
 
 var (
