@@ -112,20 +112,15 @@ function onData(socket, state, chunk) {
     if (state.unanswered > 0 || (state.last !== null && !state.last.complete)) return;
     state.firstLine = '';
   }
-  let start = 0;
   // Node's parser skips empty lines before a request line, so does this.
-  if (state.firstLine === '') {
-    while (start < chunk.length && (chunk[start] === 0x0d || chunk[start] === 0x0a)) start += 1;
-    if (start === chunk.length) return;
-  }
-  const lf = chunk.indexOf(0x0a, start);
-  const line = state.firstLine + chunk.toString('latin1', start, lf < 0 ? Math.min(chunk.length, start + FIRST_LINE_MAX) : lf);
+  const text = (state.firstLine + chunk.toString('latin1', 0, FIRST_LINE_MAX)).replace(/^[\r\n]+/, '');
+  const lf = text.indexOf('\n');
   if (lf < 0) {
-    state.firstLine = line.length < FIRST_LINE_MAX ? line : null;
+    state.firstLine = text.length < FIRST_LINE_MAX ? text : null;
     return;
   }
   state.firstLine = null;
-  if (!HTTP09_LINE.test(line.endsWith('\r') ? line.slice(0, -1) : line)) return;
+  if (!HTTP09_LINE.test(text.slice(0, lf).replace(/\r$/, ''))) return;
   const requestsBefore = state.requests;
   clearTimeout(state.http09Timer);
   state.http09Timer = setTimeout(() => {
