@@ -24,6 +24,8 @@ func TestOldAndBareLFRequestLinesAreAnsweredQuickly(t *testing.T) {
 		{"bare LF everywhere", "GET /health HTTP/1.1\nHost: 127.0.0.1\n\n", true},
 		{"bare LF after the request line", "GET /health HTTP/1.1\nHost: 127.0.0.1\r\n\r\n", true},
 		{"bare LF after a header", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\n\r\n", true},
+		{"bare LF after the last header", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Test: a\n\r\n", true},
+		{"bare LF as the blank line", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\n", true},
 	}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
@@ -50,6 +52,7 @@ func TestOldAndBareLFRequestLinesAreAnsweredQuickly(t *testing.T) {
 // TestMust400 checks the requests RFC 9112 (3.2, 5) and RFC 9110 (5.5)
 // oblige a server to refuse with 400, on every service.
 func TestMust400(t *testing.T) {
+	defer ranOpen("TestMust400")
 	st := stackHostile.need(t)
 	cases := []struct{ name, head string }{
 		{"HTTP/1.1 without Host", "GET /health HTTP/1.1\r\n"},
@@ -63,6 +66,15 @@ func TestMust400(t *testing.T) {
 		{"bare CR in a field value", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Test: a\rb\r\n"},
 		{"NUL in the User-Agent", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: a\x00b\r\n"},
 		{"whitespace before a field's colon", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Test : a\r\n"},
+		{"DEL in a field value", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Test: a\x7fb\r\n"},
+		{"two Host in HTTP/1.0", "GET /health HTTP/1.0\r\nHost: a\r\nHost: b\r\n"},
+		{"Host with userinfo", "GET /health HTTP/1.1\r\nHost: user@a\r\n"},
+		{"Host with two ports", "GET /health HTTP/1.1\r\nHost: a:80:80\r\n"},
+		{"Host with a port not digits", "GET /health HTTP/1.1\r\nHost: a:80a\r\n"},
+		{"Host with a question mark", "GET /health HTTP/1.1\r\nHost: a?b\r\n"},
+		{"Host with a bad percent-encoding", "GET /health HTTP/1.1\r\nHost: a%zz\r\n"},
+		{"Host with a backslash", "GET /health HTTP/1.1\r\nHost: \\evil\r\n"},
+		{"Host not ASCII", "GET /health HTTP/1.1\r\nHost: caf\xc3\xa9\r\n"},
 	}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
@@ -70,7 +82,33 @@ func TestMust400(t *testing.T) {
 			for _, c := range cases {
 				r := exchange(t, st.port(svc), c.head+"\r\n", false, 3*time.Second, time.Second)
 				if len(r.resps) != 1 || r.resps[0].status != 400 || r.garbage != "" {
-					t.Errorf("%s: %s: %v; want one 400", svc, c.name, r)
+					failOrKnown(t, svc+": "+c.name, "%s: %s: %v; want one 400", svc, c.name, r)
+				}
+			}
+		})
+	}
+}
+
+// TestValidHostsAreServed: the Host values the grammar allows (RFC 9110
+// 7.2, RFC 3986 3.2.2), an empty one included, and none in HTTP/1.0.
+func TestValidHostsAreServed(t *testing.T) {
+	defer ranOpen("TestValidHostsAreServed")
+	st := stackHostile.need(t)
+	cases := []struct{ name, host string }{
+		{"empty Host", ""},
+		{"Host with a port", "productpage:9080"},
+		{"Host an IPv4 address", "10.0.0.1"},
+		{"Host an IPv6 literal with a port", "[::1]:9080"},
+		{"Host a cluster name", "ratings.bookinfo.svc.cluster.local"},
+		{"Host a punycode name", "xn--caf-dma.example"},
+	}
+	for _, svc := range services {
+		t.Run(svc, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range cases {
+				r := exchange(t, st.port(svc), "GET /health HTTP/1.1\r\nHost: "+c.host+"\r\n\r\n", false, 3*time.Second, time.Second)
+				if len(r.resps) != 1 || r.resps[0].status != 200 {
+					failOrKnown(t, svc+": "+c.name, "%s: %s: %v; want one 200", svc, c.name, r)
 				}
 			}
 		})

@@ -52,6 +52,12 @@ var framingCases = []framingCase{
 	{name: "chunk data not followed by CRLF", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhelloXY0\r\n\r\n" + smuggled},
 	{name: "bare LF in chunk lines", head: "Transfer-Encoding: chunked\r\n", body: "5\nhello\n0\n\n" + smuggled},
 	{name: "bare LF after the last chunk", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\n\n" + smuggled},
+	{name: "bare LF after the chunk data", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\n0\r\n\r\n" + smuggled},
+	{name: "Content-Length empty", head: "Content-Length: \r\n", body: smuggled},
+	{name: "Content-Length a superscript two", head: "Content-Length: \xb2\r\n", body: "hello" + smuggled},
+	{name: "Transfer-Encoding folded with a tab", head: "Transfer-Encoding: identity\r\n\tchunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n" + smuggled},
+	{name: "Transfer-Encoding identity, chunked", head: "Transfer-Encoding: identity, chunked\r\n", body: "0\r\n\r\n" + smuggled, ok501: true},
+	{name: "Transfer-Encoding chunked, chunked", head: "Transfer-Encoding: chunked, chunked\r\n", body: "0\r\n\r\n" + smuggled, ok501: true},
 }
 
 func (c framingCase) raw(path string) string {

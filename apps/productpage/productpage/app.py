@@ -6,13 +6,7 @@ from urllib.parse import urlsplit
 
 import gevent
 from flask import Flask, Response, redirect, render_template, request, session
-from werkzeug.exceptions import (
-    HTTPException,
-    InternalServerError,
-    MethodNotAllowed,
-    NotFound,
-    RequestEntityTooLarge,
-)
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 from werkzeug.routing import RoutingException
 
 from . import timing
@@ -25,9 +19,7 @@ from .sessions import SigningSessions
 
 PRODUCT_ID = 0
 
-NOT_FOUND = b'{"error":"not found"}'
 METHOD_NOT_ALLOWED = b'{"error":"method not allowed"}'
-INTERNAL_ERROR = b'{"error":"internal server error"}'
 JSON = "application/json"
 
 # The signed-in user's name, in UTF-8 bytes: it is shown on every page, sent
@@ -236,10 +228,6 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
         if request.url_rule is not None:
             request.environ[ROUTE_KEY] = labels[request.url_rule.rule]
 
-    @app.errorhandler(NotFound)
-    def not_found(_):
-        return json_response(NOT_FOUND, 404)
-
     @app.errorhandler(MethodNotAllowed)
     def method_not_allowed(err):
         allowed = sorted(err.valid_methods or ())
@@ -260,14 +248,11 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
         return json_response(BODY_TOO_LARGE, 413)
 
     @app.errorhandler(HTTPException)
-    def other_http_error(err):
-        # e.g. werkzeug's 400 for a form body cut short: JSON like the rest.
-        body = json.dumps({"error": (err.name or "error").lower()}).encode()
-        return json_response(body, err.code or 500)
-
-    @app.errorhandler(InternalServerError)
-    def internal_error(_):
-        return json_response(INTERNAL_ERROR, 500)
+    def http_error(err):
+        # Its name in JSON: {"error":"not found"}, werkzeug's 400 for a form
+        # body cut short, and any exception (Flask's InternalServerError).
+        body = json.dumps({"error": (err.name or "error").lower()}, separators=(",", ":"))
+        return json_response(body.encode(), err.code or 500)
 
     app.wsgi_app = Instrumented(app.wsgi_app, metrics, config.access_log)
     return app

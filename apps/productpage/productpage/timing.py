@@ -1,15 +1,7 @@
-"""The W3C Server-Timing header (docs/contract.md, "Server-Timing").
-
-productpage reports its own time, `app` (from Flask's first before_request
-to its after_request: the response is built, not yet written), the time it
-waited for each backend as a client (`details`, `reviews`, `ratings`: every
-attempt of the call, connection included), and what that backend reported
-about itself, each name prefixed with the backend's and a dot
-(`details.app`, `reviews.app`, `reviews.ratings`, `reviews.ratings.app`).
-So one answer to /productpage describes the whole call tree, and a client
-can tell each hop's residual (a wait minus the server time under it) from
-the servers' own time.
-"""
+"""The W3C Server-Timing header (docs/contract.md, "Server-Timing"):
+productpage's own time (`app`, from Flask's first before_request to its
+after_request), its wait for each backend, and what each backend reported
+about itself, prefixed with its name."""
 
 import re
 import time

@@ -1,18 +1,7 @@
 """Outbound HTTP: one urllib3 connection pool per backend, honouring the
-UPSTREAM_* knobs and HTTP_NODELAY.
-
-urllib3 keeps idle connections in a LIFO queue and, before reusing one,
-checks that it is not readable (`is_connection_dropped`): a peer that closed
-the connection while it sat idle (its keep-alive timeout) has left an EOF
-there, and urllib3 then opens a new connection instead. That check is relied
-on, not bypassed. It cannot see a close that crosses the request on the
-wire (a backend draining on a rolling update closes its idle connections):
-such a call, sent on a reused connection that then ends without a response
-or with a reset, is sent once more, at once, on a new connection, as
-HTTP/1.1 allows for an idempotent request (RFC 9112, 9.3.1) and as reviews'
-client does. Never on a response, a timeout or a refused connection, never
-for a fresh connection: one attempt in every other case.
-"""
+UPSTREAM_* knobs and HTTP_NODELAY. A call sent on a reused connection that
+the peer closed under it (no response, or a reset) is sent once more on a
+new one, never otherwise (DESIGN.md, "How each knob is implemented")."""
 
 import contextvars
 import socket
@@ -21,11 +10,6 @@ from dataclasses import dataclass
 
 import urllib3
 from urllib3.connection import HTTPConnection
-
-# Idle connections kept per backend by default: HTTP_MAX_CONNECTIONS's
-# default (gunicorn's worker_connections), so a worker that serves that many
-# pages at once never discards a connection (urllib3 warns when it does).
-MAX_IDLE = 1024
 
 
 class UpstreamError(Exception):
@@ -87,9 +71,11 @@ def pool(
     max_requests: int,
     nodelay: bool,
     timeout: float,
-    max_idle: int = MAX_IDLE,
+    max_idle: int,
 ) -> BackendPool:
-    """The pool for one backend; calls go through it with get()."""
+    """The pool for one backend, keeping up to max_idle idle connections (so
+    a worker serving that many pages at once never discards one); calls go
+    through it with get()."""
     return BackendPool(
         host,
         port,

@@ -189,7 +189,8 @@ def test_gunicorn_settings_follow_the_knobs():
         "warning",
     )
     assert on["worker_class"].nodelay is True
-    assert (on["worker_class"].header_timeout, on["worker_connections"]) == (10.0, 1024)
+    # HTTP_MAX_CONNECTIONS is shared by the workers: 1024 // 5 each.
+    assert (on["worker_class"].header_timeout, on["worker_connections"]) == (10.0, 204)
     off = gunicorn_settings(
         from_env(
             {
@@ -203,4 +204,6 @@ def test_gunicorn_settings_follow_the_knobs():
     )
     assert off["keepalive"] == 0
     assert off["worker_class"].nodelay is False
-    assert (off["worker_class"].header_timeout, off["worker_connections"]) == (3.0, 50)
+    assert (off["worker_class"].header_timeout, off["worker_connections"]) == (3.0, 25)
+    few = gunicorn_settings(from_env({"HTTP_MAX_CONNECTIONS": "1"}), "/tmp/x")
+    assert (few["workers"], few["worker_connections"]) == (1, 1)

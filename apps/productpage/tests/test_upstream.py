@@ -31,7 +31,12 @@ class Upstream:
 
 def pool(port, keepalive=True, max_requests=100, nodelay=True, timeout=2.0):
     return Upstream(
-        port=port, keepalive=keepalive, max_requests=max_requests, nodelay=nodelay, timeout=timeout
+        port=port,
+        keepalive=keepalive,
+        max_requests=max_requests,
+        nodelay=nodelay,
+        timeout=timeout,
+        max_idle=10,
     )
 
 

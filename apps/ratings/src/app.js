@@ -12,10 +12,8 @@ const { serverTiming } = require('./server-timing');
 // the store's product cap it bounds what POSTs can make the process hold.
 const MAX_BODY_BYTES = 16 * 1024;
 
-// Exactly upstream's Content-Type. res.json would send
-// "application/json; charset=utf-8" (Express adds the charset to any type
-// set through res.set or res.type, and to any string body), so the JSON is
-// sent as a Buffer with the header set through setHeader.
+// Exactly upstream's Content-Type: sent as a Buffer with setHeader, since
+// Express adds "; charset=utf-8" to res.json, res.type and string bodies.
 const JSON_TYPE = 'application/json';
 
 const INVALID_ID = { error: 'please provide numeric product ID' };
@@ -49,20 +47,16 @@ function rejectEmptyBody(req, res, buf) {
   if (buf.length === 0) throw new SyntaxError('empty body');
 }
 
-// connection.close: answer with "Connection: close" (HTTP_KEEPALIVE=false,
-// or a drain has begun). Read when each response is sent, so that a request
-// still in flight when the drain starts also closes its connection.
-// metrics: from createMetrics. schedule(fn, ms) returns a cancel function
-// (tests inject their own timer). timing: send the Server-Timing header
-// (SERVER_TIMING).
+// connection.close, read as each response is sent: answer with
+// "Connection: close" (HTTP_KEEPALIVE=false, or a drain has begun).
+// schedule(fn, ms) returns a cancel function (tests inject their own).
 function createApp({ behaviour, store, metrics, connection, onServed = null, schedule = defaultSchedule, logger, timing = true }) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('case sensitive routing', true);
 
-  // Every response leaves through here: framed by Content-Length (res.send),
-  // and for HEAD without the body (res.send again).
+  // Every response leaves through here (res.send: Content-Length, HEAD).
   function send(res, status, contentType, body) {
     if (connection.close) res.setHeader('Connection', 'close');
     res.status(status).setHeader('Content-Type', contentType);
@@ -75,8 +69,7 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
   if (timing) app.use(serverTiming());
   app.use(metrics.middleware(onServed));
 
-  // Upstream parses the body whatever its Content-Type (curl -d sends a
-  // form type). Strict: only objects and arrays parse.
+  // Any Content-Type, as upstream (curl -d sends a form type).
   const parseJson = express.json({ type: () => true, limit: MAX_BODY_BYTES, verify: rejectEmptyBody });
 
   // Declares a path with its method handlers; any other method answers 405
@@ -126,8 +119,6 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
     }
   }
 
-  // Runs after requireProductId and parseJson: a bad id answers 400
-  // whatever the body, and the body is not read for it.
   function postRatings(req, res) {
     if (!isJsonObject(req.body)) {
       sendJson(res, 400, INVALID_JSON);
@@ -138,11 +129,8 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
   }
 
   const missingProductId = (req, res) => sendJson(res, 400, INVALID_ID);
-
-  route('/ratings/:id', {
-    GET: [requireProductId, getRatings],
-    POST: [requireProductId, parseJson, postRatings],
-  });
+  // A bad id answers 400 whatever the body, and the body is not read for it.
+  route('/ratings/:id', { GET: [requireProductId, getRatings], POST: [requireProductId, parseJson, postRatings] });
   route('/ratings', { GET: missingProductId, POST: missingProductId });
   route('/health', {
     GET: (req, res) => {
@@ -158,10 +146,8 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
 
   app.use((req, res) => sendJson(res, 404, NOT_FOUND));
 
-  // Body-parser errors (their `type` says which), malformed percent-encoding
-  // in a path (the router's 400) and bugs: a framed JSON answer instead of
-  // Express's HTML page. body-parser has read the rest of the body off
-  // before it reports, so the connection stays usable.
+  // Body-parser errors (their `type` says which), the router's 400 for bad
+  // percent-encoding, and bugs: JSON instead of Express's HTML page.
   app.use((err, req, res, next) => {
     if (res.headersSent) {
       next(err);

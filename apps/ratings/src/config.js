@@ -16,49 +16,29 @@ class ConfigError extends Error {
   }
 }
 
-function boolean(env, name, fallback) {
-  const raw = env[name];
-  if (raw === undefined) return fallback;
-  const value = raw.trim().toLowerCase();
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  throw new ConfigError(name, raw, 'true or false');
+// A reader gives the fallback when the variable is unset, else its trimmed
+// value parsed, or a ConfigError saying what it wants (want(...args)).
+function reader(want, parse) {
+  return (env, name, fallback, ...args) => {
+    const raw = env[name];
+    if (raw === undefined) return fallback;
+    const value = parse(raw.trim(), ...args);
+    if (value === undefined) throw new ConfigError(name, raw, want(...args));
+    return value;
+  };
 }
 
-function integer(env, name, fallback, min, max) {
-  const raw = env[name];
-  if (raw === undefined) return fallback;
-  const value = raw.trim();
-  const number = Number(value);
-  if (!/^[0-9]+$/.test(value) || number < min || number > max) {
-    throw new ConfigError(name, raw, `an integer from ${min} to ${max}`);
-  }
-  return number;
-}
-
-function oneOf(env, name, fallback, allowed) {
-  const raw = env[name];
-  if (raw === undefined) return fallback;
-  const value = raw.trim().toLowerCase();
-  if (!allowed.includes(value)) {
-    throw new ConfigError(name, raw, `one of ${allowed.join(', ')}`);
-  }
-  return value;
-}
-
-// Host names are allowed as well as IPs ("localhost", "::"), but not
-// anything the resolver would choke on later with a less helpful message.
+const BOOLEANS = new Map([['true', true], ['false', false]]);
+const boolean = reader(() => 'true or false', (v) => BOOLEANS.get(v.toLowerCase()));
+const integer = reader(
+  (min, max) => `an integer from ${min} to ${max}`,
+  (v, min, max) => (/^[0-9]+$/.test(v) && Number(v) >= min && Number(v) <= max ? Number(v) : undefined),
+);
+const oneOf = reader((allowed) => `one of ${allowed.join(', ')}`, (v, allowed) => (allowed.includes(v.toLowerCase()) ? v.toLowerCase() : undefined));
+// Host names as well as IPs ("localhost", "::"), but nothing the resolver
+// would choke on later with a less helpful message.
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
-
-function listenAddress(env, name, fallback) {
-  const raw = env[name];
-  if (raw === undefined) return fallback;
-  const value = raw.trim();
-  if (net.isIP(value) === 0 && !HOST_NAME.test(value)) {
-    throw new ConfigError(name, raw, 'an IP address or host name');
-  }
-  return value;
-}
+const listenAddress = reader(() => 'an IP address or host name', (v) => (net.isIP(v) !== 0 || HOST_NAME.test(v) ? v : undefined));
 
 function loadConfig(env) {
   return {

@@ -1,8 +1,7 @@
 'use strict';
 
-// Wires configuration, behaviour, app and server together, listens, and
-// drains on SIGTERM/SIGINT. Clock, randomness, timers and streams are
-// parameters so tests can run the whole service in-process.
+// Wires configuration, behaviour, app and server together. Clock,
+// randomness, timers and streams are parameters for in-process tests.
 
 const { createApp } = require('./app');
 const { createBehaviour } = require('./behaviour');
@@ -21,13 +20,9 @@ function createAccessLog(stream) {
   };
 }
 
-// Builds the service without listening yet, so that the caller can install
-// signal handlers first: a SIGTERM that arrives right after the "listening"
-// line must already find them.
+// Not listening yet: the caller installs its signal handlers first.
 function createService(config, { now, random, schedule, stdout = process.stdout, stderr = process.stderr } = {}) {
   const logger = createLogger(SERVICE, config.logLevel, stderr);
-  // Shared with the app: flipped when a drain starts so that responses
-  // still in flight also close their connection.
   const connection = { close: !config.keepAlive };
   const app = createApp({
     behaviour: createBehaviour(config.serviceVersion, { now, random }),
@@ -42,7 +37,6 @@ function createService(config, { now, random, schedule, stdout = process.stdout,
   const server = createHttpServer(app, config, connection);
 
   let drained = null;
-  // Resolves with the exit status (drain).
   function shutdown(reason) {
     if (drained !== null) return drained;
     logger.info(`${reason}: draining, at most ${config.shutdownTimeoutSeconds} s`);

@@ -1,34 +1,7 @@
 """Closing the listening socket that the master and every worker share
-without resetting a connection queued on it.
-
-The kernel resets the connections still queued on a listening socket when
-the last descriptor of it closes, and accepting until the queue is empty
-does not close the race: clients whose keep-alive connection the drain just
-ended reconnect at once, so a connection can always queue between the last
-accept and the close. plug() stops new connections reaching the queue first:
-
-1. listen(0): the queue now has room for one connection (Linux counts a
-   queue full once it holds more than the backlog). A handshake that finds
-   it full is dropped; its client retries the SYN a second later and, the
-   socket closed by then, is refused: never reset.
-2. Accept (and serve) everything queued, then connect a socket of our own
-   (the plug) and send it one byte. That byte is acknowledged only by the
-   server side of the plug's connection, which exists only once the kernel
-   has queued it: so an acknowledged byte means the plug, and nothing else,
-   holds the queue's one place (had another connection got there first,
-   the plug's handshake would have been dropped, and we go round again).
-3. Nobody accepts after that: the queue stays full until the last copy of
-   the socket closes, whichever process holds it, and the one connection
-   the kernel resets then is the plug.
-
-Why a connection accepted by the kernel cannot be reset: let the last
-successful accept() on the socket, by any worker, be at time T. That worker
-then found the queue empty and plugged it (step 2) with no accept since T;
-a connection queued after T would either have been accepted (contradicting
-T) or have kept the plug out. The one gap is the kernel's own: it checks
-the queue's room without a lock, so two handshakes completing at the same
-instant on two CPUs may both enter.
-"""
+without resetting a connection queued on it: plug() fills its queue with a
+connection of our own first (DESIGN.md, "Closing the listening socket
+without a reset", says how and why it holds)."""
 
 import errno
 import fcntl

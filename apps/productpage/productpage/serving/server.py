@@ -109,14 +109,15 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
     def remove_metrics_dir(_arbiter):
         shutil.rmtree(metrics_dir, ignore_errors=True)
 
+    # HTTP_MAX_CONNECTIONS is the service's: each worker's gevent Pool holds
+    # its share (the remainder unused). A full worker stops accepting; beyond
+    # every share, new connections wait in the listen backlog.
+    workers = min(config.web_concurrency, config.max_connections)
     return {
         "bind": [config.bind],
-        "workers": config.web_concurrency,
+        "workers": workers,
         "worker_class": worker_class(config.http_nodelay, config.header_timeout),
-        # Connections each worker holds at once (its gevent Pool); beyond it
-        # the worker stops accepting and new connections wait in the listen
-        # backlog (or are taken by another worker).
-        "worker_connections": config.max_connections,
+        "worker_connections": config.max_connections // workers,
         # gunicorn's keepalive is the idle timeout; 0 turns keep-alive off and
         # makes every response carry "Connection: close".
         "keepalive": config.keepalive_timeout if config.http_keepalive else 0,

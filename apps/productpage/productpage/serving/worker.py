@@ -1,25 +1,10 @@
 """gunicorn's gevent worker with the wire rules of docs/contract.md, through
-its public methods (DESIGN.md, "How each knob is implemented"):
-
-- HTTP_NODELAY on accepted sockets (`handle`): Linux copies the listening
-  socket's TCP_NODELAY (gunicorn sets it) to each, so `false` sets 0.
-- HTTP_HEADER_TIMEOUT_SECONDS, an overall deadline per request head
-  (`timeout_ctx`, `_NextHead`): from the accept for a connection's first
-  request, from the first byte for later ones (waited for up to the
-  keep-alive timeout). A connection that sent nothing is closed quietly, one
-  that sent part of a head gets a 408.
-- The checks of rules.py, and "close" in any Connection field.
-- A request with a body (only POST /login reads one), and the
-  MAX_PIPELINED-th request in a row already there when the previous answer
-  was written, are answered with "Connection: close"; the connection then
-  lingers for the client's last bytes (gunicorn's `util.close_graceful`), so
-  nothing after a body is read as a request and closing resets no answer.
-- Drain on SIGTERM and SIGINT (`init_signals`, `run`): stop at once, close
-  the listening socket without resetting what is queued on it (listener.py),
-  end connections waiting for a request (one that has not sent its first yet
-  gets FIRST_REQUEST_GRACE_SECONDS), let requests being served finish with
-  "Connection: close".
-"""
+its public methods (DESIGN.md, "How each knob is implemented", says what
+each does and why): HTTP_NODELAY on accepted sockets (`handle`), the head
+deadline (`timeout_ctx`, `_NextHead`), the checks of rules.py, "close" in
+any Connection field, "Connection: close" after a body or the
+MAX_PIPELINED-th request in a row, and the drain (`init_signals`, `run`,
+listener.py)."""
 
 import contextlib
 import signal

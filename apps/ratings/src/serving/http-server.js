@@ -1,90 +1,57 @@
 'use strict';
 
 // The node:http server under Express, where the HTTP knobs take effect, and
-// the checks Node's parser leaves to the application (DESIGN.md, "Hostile
-// input"): Host, Transfer-Encoding, HTTP/0.9, pipelining without bound,
-// one answer per request, CONNECT, and the connection limit.
+// the wire rules of docs/contract.md that Node's parser leaves to the
+// application (DESIGN.md, "Hostile input", says what each adds and why).
 
 const http = require('node:http');
 
-// Answers written to the socket as bytes ('clientError', CONNECT: there is
-// no response object), framed by Content-Length, with Node's status per
-// error code and a JSON body like every other error.
-function errorBody(status) {
-  return JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
-}
-
+// An answer where there is no response object ('clientError', CONNECT):
+// framed, closing, with a JSON body like every other error.
 function framedError(status) {
-  const body = errorBody(status);
-  return (
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
-    'Content-Type: application/json\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    'Connection: close\r\n\r\n' +
-    body
-  );
+  const body = JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
+  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
-const CLIENT_ERROR_ANSWERS = {
-  HPE_HEADER_OVERFLOW: framedError(431),
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: framedError(413),
-  ERR_HTTP_REQUEST_TIMEOUT: framedError(408),
-};
-const BAD_REQUEST = framedError(400);
-// CONNECT is no route here: the 404 the other services answer.
-const CONNECT_ANSWER = framedError(404);
+const CLIENT_ERROR_STATUS = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
 
-// Connections waiting for a slot beyond HTTP_MAX_CONNECTIONS, paused (not
-// read) until one frees: the listen backlog's job in the other services,
-// whose servers stop accepting; Node always accepts. Bounded like a backlog
-// (Node's default of 511); beyond it a new connection is closed at once.
+// Connections beyond HTTP_MAX_CONNECTIONS wait at most this many (Node's
+// default backlog); beyond, a new connection is closed at once.
 const MAX_WAITING_CONNECTIONS = 511;
-
 const FEED_BYTES = 1024;
-
 // Unanswered requests one connection may have in the service at once; the
 // next gets 503 + close, the rest no answer (RFC 9112 9.3.2: the client
 // retries them on a new connection).
 const MAX_UNANSWERED_PER_CONNECTION = 16;
-
 // Once a close is decided, the client gets this long to read what is
 // queued for it; then the socket is destroyed.
 const CLOSE_GRACE_MS = 1000;
-
-// A request line without an HTTP version is HTTP/0.9, which Node's parser
-// takes for the start of a head: this long after such a line, with still no
-// request, the connection is answered 400 and closed.
+// An HTTP/0.9 request line (no version) is answered 400 this long after it
+// when no request came out of Node's parser, which waits for header lines.
 const HTTP09_ANSWER_MS = 500;
-// method SP request-target, nothing after: no version.
 const HTTP09_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]+$/;
 const FIRST_LINE_MAX = 8192;
-
-// Host = uri-host [ ":" port ] (RFC 9110 7.2, RFC 3986 3.2.2): an IP
-// literal in brackets or a reg-name (possibly empty), then digits.
+// Host = uri-host [ ":" port ] (RFC 9110 7.2, RFC 3986 3.2.2).
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
 
 const connections = new WeakMap();
 
-function newConnectionState() {
-  return {
-    unanswered: 0, // requests handed to the app whose response has not closed
-    closing: false, // no further request on this connection is processed
-    cutOnData: false, // closing after an error or refusal: more bytes from the client end the connection
-    requests: 0, // requests dispatched by Node's parser
-    ignored: 0, // requests dispatched after the close was decided
-    last: null, // the last of them
-    firstLine: '', // start of the next request head while it is being looked at; null when not
-    pendingAnswer: null, // a clientError answer waiting for the app's answers before it
-    graceTimer: null,
-    http09Timer: null,
-    waiting: false, // beyond the connection limit: not read until a slot frees
-  };
-}
-
 function stateOf(socket) {
   let state = connections.get(socket);
   if (state === undefined) {
-    state = newConnectionState();
+    state = {
+      unanswered: 0, // requests handed to the app whose response has not closed
+      closing: false, // no further request on this connection is processed
+      cutOnData: false, // closing after an error or refusal: more bytes end the connection
+      requests: 0, // requests dispatched by Node's parser
+      ignored: 0, // requests dispatched after the close was decided
+      last: null, // the last of them
+      firstLine: '', // start of the next request head while it is looked at; null when not
+      pendingAnswer: null, // a clientError answer waiting for the app's answers before it
+      graceTimer: null,
+      http09Timer: null,
+    };
     connections.set(socket, state);
   }
   return state;
@@ -93,15 +60,22 @@ function stateOf(socket) {
 // Destroys the socket CLOSE_GRACE_MS from now unless it has closed by then.
 function closeWithin(socket, state) {
   if (state.graceTimer !== null || socket.destroyed) return;
-  state.graceTimer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
-  state.graceTimer.unref();
+  state.graceTimer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }
 
-// The answer goes after every answer the app still owes on this connection.
+// An error answer written to the socket, then the close.
+function refuse(socket, state, answer) {
+  state.closing = true;
+  state.cutOnData = true;
+  if (socket.writable) socket.end(answer);
+  closeWithin(socket, state);
+}
+
+// The answer goes after every answer the app still owes on this connection,
+// unless the error is in the body of the request in progress (its answer).
 // None when a close is already decided: its answer is sent or on its way.
 function onClientError(err, socket) {
-  // A connection that sent nothing by the head deadline began no request:
-  // it is closed without an answer, as the other services do.
+  // A connection that sent nothing by the head deadline began no request.
   if (err.code === 'ECONNRESET' || !socket.writable || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) {
     socket.destroy();
     return;
@@ -111,91 +85,57 @@ function onClientError(err, socket) {
     if (state.unanswered === 0) closeWithin(socket, state);
     return;
   }
-  state.closing = true;
-  state.cutOnData = true;
-  const answer = CLIENT_ERROR_ANSWERS[err.code] ?? BAD_REQUEST;
-  // An error in the body of the request in progress is that request's answer.
-  const inBody = state.last !== null && !state.last.complete;
-  if (state.unanswered > 0 && !inBody) {
+  const answer = framedError(CLIENT_ERROR_STATUS[err.code] ?? 400);
+  if (state.unanswered > 0 && (state.last === null || state.last.complete)) {
+    state.closing = true;
+    state.cutOnData = true;
     state.pendingAnswer = answer;
     return;
   }
-  endWith(socket, state, answer);
-}
-
-function endWith(socket, state, answer) {
-  socket.end(answer);
-  closeWithin(socket, state);
+  refuse(socket, state, answer);
 }
 
 // Called when an answer of the app has gone out (or its client left).
 function answered(socket, state) {
   state.unanswered -= 1;
   if (state.unanswered > 0) return;
-  if (!state.closing) {
-    feed(socket, state);
-    return;
-  }
-  if (state.pendingAnswer === null) {
-    closeWithin(socket, state);
-    return;
-  }
-  const answer = state.pendingAnswer;
-  state.pendingAnswer = null;
-  if (socket.writable) endWith(socket, state, answer);
-  else closeWithin(socket, state);
+  if (!state.closing) feed(socket, state);
+  else if (state.pendingAnswer === null) closeWithin(socket, state);
+  else refuse(socket, state, state.pendingAnswer);
 }
 
-// True when the connection has nothing in progress, so the next byte that
-// arrives starts a request head (for a client that does not pipeline).
-function quiescent(state) {
-  return state.unanswered === 0 && (state.last === null || state.last.complete);
-}
-
-// Looks at the first line of a request head before Node's parser: an
-// HTTP/0.9 request line is answered 400 unless a request comes out of the
-// parser within HTTP09_ANSWER_MS (a head split across reads costs nothing).
+// Looks at the first line of a request head that starts on a quiet
+// connection, before Node's parser: an HTTP/0.9 request line is answered
+// 400 unless a request comes out of the parser within HTTP09_ANSWER_MS.
 function onData(socket, state, chunk) {
   if (state.firstLine === null) {
-    if (!quiescent(state)) return;
+    if (state.unanswered > 0 || (state.last !== null && !state.last.complete)) return;
     state.firstLine = '';
   }
-  let start = 0;
   // Node's parser skips empty lines before a request line, so does this.
-  if (state.firstLine === '') {
-    while (start < chunk.length && (chunk[start] === 0x0d || chunk[start] === 0x0a)) start += 1;
-    if (start === chunk.length) return;
-  }
-  const lf = chunk.indexOf(0x0a, start);
-  const stop = lf < 0 ? Math.min(chunk.length, start + FIRST_LINE_MAX) : lf;
-  const line = state.firstLine + chunk.toString('latin1', start, stop);
+  const text = (state.firstLine + chunk.toString('latin1', 0, FIRST_LINE_MAX)).replace(/^[\r\n]+/, '');
+  const lf = text.indexOf('\n');
   if (lf < 0) {
-    state.firstLine = line.length < FIRST_LINE_MAX ? line : null;
+    state.firstLine = text.length < FIRST_LINE_MAX ? text : null;
     return;
   }
   state.firstLine = null;
-  if (!HTTP09_LINE.test(line.endsWith('\r') ? line.slice(0, -1) : line)) return;
+  if (!HTTP09_LINE.test(text.slice(0, lf).replace(/\r$/, ''))) return;
   const requestsBefore = state.requests;
   clearTimeout(state.http09Timer);
   state.http09Timer = setTimeout(() => {
-    if (state.requests !== requestsBefore || socket.destroyed || !socket.writable) return;
-    state.closing = true;
-    state.cutOnData = true;
-    endWith(socket, state, BAD_REQUEST);
-  }, HTTP09_ANSWER_MS);
-  state.http09Timer.unref();
+    if (state.requests === requestsBefore && !socket.destroyed) refuse(socket, state, framedError(400));
+  }, HTTP09_ANSWER_MS).unref();
 }
 
 // Bytes reach Node's parser at most FEED_BYTES at a time, and only while the
 // connection owes no answer or the request in progress still has body to
-// come: a client that does not read its answers is not read either (its
-// bytes wait in the socket's buffer, then in the kernel's), and a 64 KiB
-// read of pipelined requests is not parsed into a thousand requests at once.
+// come: a client that does not read its answers is not read either, and a
+// 64 KiB read of pipelined requests is not parsed into a thousand at once.
 function feed(socket, state) {
-  while (!socket.destroyed && socket.readableLength > 0 && !state.waiting) {
+  while (!socket.destroyed && socket.readableLength > 0) {
     const inBody = state.last !== null && !state.last.complete;
     if (!inBody && (state.closing || state.unanswered > 0)) {
-      // After an error answer or a refusal, more bytes end the connection.
       if (state.closing && state.cutOnData) socket.destroy();
       return;
     }
@@ -205,8 +145,8 @@ function feed(socket, state) {
 
 function onConnection(socket) {
   const state = stateOf(socket);
-  // Paused mode: Node's parser sees what socket.read hands out ('data'
-  // listeners see what the parser sees); prepended, so this runs before it.
+  // Paused mode: Node's parser sees what socket.read hands out; prepended,
+  // so this runs before it.
   socket.prependListener('data', (chunk) => onData(socket, state, chunk));
   socket.on('readable', () => feed(socket, state));
   socket.once('close', () => {
@@ -215,36 +155,26 @@ function onConnection(socket) {
   });
 }
 
-// Whether this request ends its connection: "Connection: close", or HTTP/1.0
-// without keep-alive. RFC 9112 9.6: no further request on it is processed.
+// RFC 9112 9.6: "close" in any Connection field, or HTTP/1.0 without
+// keep-alive; node joins repeated Connection fields with ", ".
 function lastOnConnection(req) {
   const tokens = (req.headers.connection ?? '').toLowerCase().split(',').map((t) => t.trim());
   if (tokens.includes('close')) return true;
   return req.httpVersionMajor === 1 && req.httpVersionMinor === 0 && !tokens.includes('keep-alive');
 }
 
-// RFC 9112 3.2: 400 for an HTTP/1.1 request without Host, and for any
-// request with more than one Host line or an invalid value.
+// RFC 9112 3.2: no Host in HTTP/1.1, more than one Host line (Node keeps
+// the first silently), or an invalid value.
 function badHost(req) {
   const hosts = req.headersDistinct.host;
   if (hosts === undefined) return req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
   return hosts.length !== 1 || !HOST.test(hosts[0]);
 }
 
-// Node's parser rejects Transfer-Encoding with Content-Length, and a request
-// Transfer-Encoding whose last coding is not chunked; "gzip, chunked" passes
-// it, and ratings decodes no transfer coding but chunked.
-function badTransferEncoding(req) {
-  const te = req.headers['transfer-encoding'];
-  return te !== undefined && te.trim().toLowerCase() !== 'chunked';
-}
-
-// One answer per request: a route that answers before the request's body
-// has arrived whole (GET, HEAD, 404, 405 do not read it) says
-// "Connection: close", so what is left of the body meets a closing
-// connection and gets no second answer. Node has no "before the head goes
-// out" event; wrapping this response's writeHead is how the expressjs
-// on-headers module does it.
+// One answer per request: a route that answers before the body has arrived
+// whole (GET, HEAD, 404, 405 do not read it) says "Connection: close", so
+// the rest of the body meets a closing connection and gets no second
+// answer. Wrapping writeHead, as the expressjs on-headers module does.
 function closeIfBodyUnread(req, res, state) {
   const cl = req.headers['content-length'];
   if (req.headers['transfer-encoding'] === undefined && (cl === undefined || Number(cl) === 0)) return;
@@ -258,58 +188,14 @@ function closeIfBodyUnread(req, res, state) {
   };
 }
 
-function onConnect(req, socket) {
-  const state = stateOf(socket);
+// Through the response, so that it goes out after the answers owed before it.
+function answerAndClose(socket, res, state, status) {
   state.closing = true;
   state.cutOnData = true;
-  if (socket.writable) endWith(socket, state, CONNECT_ANSWER);
-  else socket.destroy();
-}
-
-// Holds at most `max` connections at once; the next ones wait, paused, in
-// arrival order, and each starts being read when a held one closes (so its
-// head deadline, counted by Node from the accept, includes the wait).
-function limitConnections(server, max) {
-  let held = 0;
-  const waiting = [];
-  function release() {
-    held -= 1;
-    while (waiting.length > 0 && held < max) {
-      const next = waiting.shift();
-      if (next.destroyed) continue;
-      held += 1;
-      next.once('close', release);
-      stateOf(next).waiting = false;
-      feed(next, stateOf(next));
-    }
-  }
-  server.on('connection', (socket) => {
-    if (held < max) {
-      held += 1;
-      socket.once('close', release);
-      return;
-    }
-    if (waiting.length >= MAX_WAITING_CONNECTIONS) {
-      socket.destroy();
-      return;
-    }
-    stateOf(socket).waiting = true;
-    waiting.push(socket);
-    socket.once('close', () => {
-      const i = waiting.indexOf(socket);
-      if (i >= 0) waiting.splice(i, 1);
-    });
-  });
-}
-
-function answerAndClose(res, status) {
-  const body = errorBody(status);
-  res.writeHead(status, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    Connection: 'close',
-  });
+  const body = JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
   res.end(body);
+  closeWithin(socket, state);
 }
 
 // The server's request listener: the checks above, then the Express app.
@@ -322,26 +208,22 @@ function createRequestListener(app, connection) {
     state.requests += 1;
     state.last = req;
     state.firstLine = null;
-    // A close has been decided: the request is not run and gets no answer.
-    // After a refusal or an error answer, a client that goes on sending as
-    // many requests again does not read its answers either: end it now.
+    // A close has been decided: the request is not run and gets no answer;
+    // after a refusal, a client that goes on sending is cut.
     if (state.closing) {
       state.ignored += 1;
       if (state.cutOnData && state.ignored >= MAX_UNANSWERED_PER_CONNECTION) socket.destroy();
       return;
     }
     if (state.unanswered >= MAX_UNANSWERED_PER_CONNECTION) {
-      state.closing = true;
-      state.cutOnData = true;
-      answerAndClose(res, 503);
-      closeWithin(socket, state);
+      answerAndClose(socket, res, state, 503);
       return;
     }
-    if (req.httpVersionMajor !== 1 || badHost(req) || badTransferEncoding(req)) {
-      state.closing = true;
-      state.cutOnData = true;
-      answerAndClose(res, 400);
-      closeWithin(socket, state);
+    // Not HTTP/1.x, a bad Host, or a Transfer-Encoding other than exactly
+    // chunked ("gzip, chunked" passes Node's parser; nothing here decodes it).
+    const te = req.headers['transfer-encoding'];
+    if (req.httpVersionMajor !== 1 || badHost(req) || (te !== undefined && te.trim().toLowerCase() !== 'chunked')) {
+      answerAndClose(socket, res, state, 400);
       return;
     }
     if (connection.close || lastOnConnection(req)) state.closing = true;
@@ -352,31 +234,74 @@ function createRequestListener(app, connection) {
   };
 }
 
+// Holds at most `max` connections. Node always accepts (server.maxConnections
+// would close the next ones unanswered), so a connection beyond the limit
+// waits, unread, and reaches Node's HTTP layer (the 'connection' event, where
+// its head deadline starts) only when a held one closes: as from a backlog.
+class LimitedServer extends http.Server {
+  constructor(options, listener, max) {
+    super(options, listener);
+    this.held = 0;
+    this.max = max;
+    this.waiting = [];
+  }
+
+  emit(event, socket, ...rest) {
+    if (event !== 'connection') return super.emit(event, socket, ...rest);
+    if (this.held < this.max) {
+      this.held += 1;
+      socket.once('close', () => this.release());
+      return super.emit(event, socket);
+    }
+    if (this.waiting.length >= MAX_WAITING_CONNECTIONS) {
+      socket.destroy();
+      return true;
+    }
+    this.waiting.push(socket);
+    socket.on('error', ignore);
+    socket.once('close', () => {
+      const i = this.waiting.indexOf(socket);
+      if (i >= 0) this.waiting.splice(i, 1);
+    });
+    return true;
+  }
+
+  release() {
+    this.held -= 1;
+    while (this.held < this.max && this.waiting.length > 0) {
+      const next = this.waiting.shift();
+      next.off('error', ignore);
+      if (!next.destroyed) this.emit('connection', next);
+    }
+  }
+}
+
+function ignore() {}
+
 function createHttpServer(app, config, connection = { close: !config.keepAlive }) {
   const headersTimeout = config.headerTimeoutSeconds * 1000;
-  const server = http.createServer(
+  const server = new LimitedServer(
     {
       // false leaves the kernel default, Nagle on.
       noDelay: config.noDelay,
       // A request head must be complete this long after its first byte
-      // (the first head: after the accept).
+      // (the first head: after the connection got its slot).
       headersTimeout,
       connectionsCheckingInterval: 500,
-      // Whole request, head and body (at most 16 KiB), from its first byte:
-      // the same deadline, so a huge chunk size cannot hold the connection.
+      // The whole request, head and body (at most 16 KiB), from its first
+      // byte: the same deadline, so a huge chunk size cannot hold it.
       requestTimeout: headersTimeout,
       // Checked by the request listener instead, to answer with a JSON body.
       requireHostHeader: false,
     },
     createRequestListener(app, connection),
+    config.maxConnections,
   );
-  // Not server.maxConnections: beyond it Node closes each new connection
-  // with no answer, where the other services leave it in the backlog.
   server.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
   server.on('connection', onConnection);
-  limitConnections(server, config.maxConnections);
   server.on('clientError', onClientError);
-  server.on('connect', onConnect);
+  // CONNECT is no route here: the 404 the other services answer.
+  server.on('connect', (req, socket) => refuse(socket, stateOf(socket), framedError(404)));
   return server;
 }
 
