@@ -34,9 +34,7 @@ module Details
       mount("/", Servlets::NotFound)
     end
 
-    def port
-      config[:Port]
-    end
+    def port = config[:Port]
 
     # keep_alive false: WEBrick writes "Connection: close" (still with
     # Content-Length) and closes the connection after the response.
@@ -46,13 +44,9 @@ module Details
     end
 
     # The server-wide "OPTIONS *": WEBrick answers 200 with this Allow.
-    def do_OPTIONS(_req, res)
-      res["Allow"] = Servlets::ALLOW
-    end
+    def do_OPTIONS(_req, res) = res["Allow"] = Servlets::ALLOW
 
-    def create_response(webrick_config)
-      JsonErrorResponse.new(webrick_config)
-    end
+    def create_response(webrick_config) = JsonErrorResponse.new(webrick_config)
 
     # WEBrick calls this after writing every response, including the errors
     # it answers itself (route "unmatched" then).

@@ -4,32 +4,24 @@ require "fiddle"
 
 module Details
   module Serving
-    # Gives memory back to the system once a flood of connections has gone.
-    # WEBrick runs a thread per connection, and what a thousand of them
-    # freed stays with glibc's malloc, spread between live chunks where its
-    # own trimming (only the top of each arena) never reaches. So, once the
-    # thread count has stayed well below its high for a few seconds (Ruby
-    # keeps an ended thread's native thread for 3 s), a full GC frees the
-    # flood's objects and malloc_trim(0), glibc's public call, returns every
-    # free page. Without glibc (no malloc_trim) nothing is done.
+    # Gives memory back once a flood of connections (a thread each) has gone:
+    # what they freed stays spread between glibc malloc's live chunks, where
+    # its own trimming (the top of each arena) never reaches. Once the thread
+    # count has stayed FALL below its high for QUIET seconds (Ruby keeps an
+    # ended thread's native thread 3 s), a full GC and glibc's malloc_trim(0)
+    # return the free pages. Without glibc nothing is done.
     class HeapTrim
-      # Threads gone since the high that make a flood worth a trim.
       FALL = 64
-      # Seconds the count must stay down: longer than Ruby's thread cache.
       QUIET = 5
 
       def self.start
         trim = Fiddle::Function.new(Fiddle::Handle::DEFAULT["malloc_trim"], [Fiddle::TYPE_SIZE_T], Fiddle::TYPE_INT)
-        Thread.new { new(trim).run }
+        Thread.new { run(trim) }
       rescue Fiddle::DLError
         nil
       end
 
-      def initialize(trim)
-        @trim = trim
-      end
-
-      def run
+      def self.run(trim)
         high = Thread.list.size
         quiet = 0
         loop do
@@ -40,7 +32,7 @@ module Details
           next if quiet < QUIET
 
           GC.start
-          @trim.call(0)
+          trim.call(0)
           high = now
         end
       end

@@ -3,19 +3,18 @@
 module Details
   module Serving
     # SIGTERM/SIGINT: stop accepting, let WEBrick finish in-flight requests
-    # and drop idle keep-alive connections (Wire closes after each answer),
-    # and exit anyway once SHUTDOWN_TIMEOUT_SECONDS have passed.
+    # and drop idle connections (Wire closes after each answer), and exit 1
+    # anyway once SHUTDOWN_TIMEOUT_SECONDS have passed.
     class Shutdown
       def initialize(server, timeout:, logger:)
         @server = server
         @timeout = timeout
         @logger = logger
-        @started = false
       end
 
+      # A trap handler may not take locks (the logger's IO may): the work
+      # happens on a thread of its own.
       def install(signals = %w[TERM INT])
-        # A trap handler may not take locks (the logger's IO may): the work
-        # happens on a thread of its own.
         signals.each { |sig| Signal.trap(sig) { Thread.new { drain("SIG#{sig}") } unless @started } }
       end
 
@@ -28,8 +27,7 @@ module Details
           sleep @timeout
           @logger.warn("connections still busy after #{@timeout} s; exiting")
           # exit! at once: exit would first unwind the main thread, which
-          # sits in WEBrick's join of the stuck threads. Non-zero: requests
-          # were cut off.
+          # sits in WEBrick's join of the stuck threads.
           Process.exit!(1)
         end
         # WEBrick#start then closes the listeners, joins every connection

@@ -1,39 +1,38 @@
 # frozen_string_literal: true
 
+require "forwardable"
 require "webrick"
 
 module Details
   module Serving
-    # The socket as StrictRequest hands it to HTTPRequest#parse: the calls
-    # WEBrick makes on its socket (gets, read, eof?, <<, peeraddr, addr),
-    # each checked against what may come next on the wire. Bytes come
-    # through one buffer, filled with read_nonblock (which takes the socket's
-    # buffered bytes first) against a deadline; what the buffer holds past
-    # the head, and past each body line or block, goes back to the socket
-    # with ungetbyte, where WEBrick's next read or next request finds it.
+    # The socket as StrictRequest hands it to HTTPRequest#parse: WEBrick's
+    # reads (gets, read) checked against what may come next on the wire.
+    # Bytes come through one buffer, filled with read_nonblock (the socket's
+    # buffered bytes first) against a deadline; what it holds past the head,
+    # and past each body line or block, goes back with ungetbyte, where
+    # WEBrick's next read or next request finds it.
     class StrictReader
+      extend Forwardable
+      def_delegators :@io, :<<, :peeraddr, :addr
+
       LF = "\n"
       CRLF = "\r\n"
-      # The most one read takes.
-      READ = 8192
-      # A control other than HTAB inside a line that ends with CRLF (NUL, CR,
-      # VT, ESC, DEL...); the final CR and LF do not count.
+      READ = 8192 # the most one read takes
+      # A control other than HTAB inside a line that ends with CRLF (the
+      # final CR and LF do not count).
       CTL = /[\x00-\x08\x0a-\x1f\x7f](?!\n?\z)/
       TOKEN = '[!\#$%&\'*+\-.^_`|~0-9A-Za-z]+'
-      # method SP request-target [SP HTTP-version] CRLF; a line without a
-      # version StrictRequest refuses once WEBrick has taken it.
+      # method SP request-target [SP HTTP-version] CRLF; StrictRequest
+      # refuses a line without a version once WEBrick has taken it.
       REQUEST_LINE = %r{\A#{TOKEN} [^\x00-\x20\x7f]+(?: HTTP/[0-9]\.[0-9])?\r\n\z}
       QUOTED = '"(?:[\t !#-\[\]-~]|\\\\[\t -~])*"'
-      # chunk-size [chunk-ext] CRLF, RFC 9112 section 7.1; at most 16 hex digits.
+      # chunk-size [chunk-ext] CRLF (RFC 9112 7.1), at most 16 hex digits.
       CHUNK_SIZE = /\A([0-9A-Fa-f]{1,16})(?:[ \t]*;[ \t]*#{TOKEN}(?:[ \t]*=[ \t]*(?:#{TOKEN}|#{QUOTED}))?)*\r\n\z/
-      # Fields a trailer may not carry (RFC 9110 section 6.5.1).
+      # Fields a trailer may not carry (RFC 9110 6.5.1).
       FORBIDDEN_TRAILER = /\A(?:content-length|transfer-encoding|host)[ \t]*:/i
       BODY_STATE = { none: :no_body, length: :length, chunked: :chunk_size }.freeze
-      GONE = [Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT].freeze
 
-      def self.now
-        Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      end
+      def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
       # Why the request line is unacceptable, or nil.
       attr_reader :request_line_problem
@@ -44,9 +43,7 @@ module Details
         @max_body_bytes = max_body_bytes
         @state = :request_line
         @body_bytes = 0
-        @chunk_left = 0
-        @buffer = "".b # bytes read, from @at on not yet handed out
-        @at = 0
+        @buffer = "".b
       end
 
       # Called once the head is parsed and checked: what the body is.
@@ -63,10 +60,13 @@ module Details
         when :request_line then request_line(line(limit))
         when :head
           bad(@request_line_problem) if @request_line_problem
-          field_line(line(limit), limit, :head_done)
+          field_line(line(limit), :head_done)
         when :chunk_size then chunk_size_line(body { line(limit) })
-        when :chunk_end then chunk_end_line(body { line(limit) })
-        when :trailer then field_line(body { line(limit) }, limit, :done)
+        when :chunk_end
+          bad("chunk data not followed by CRLF") unless body { line(limit) } == CRLF
+          @state = :chunk_size
+          CRLF
+        when :trailer then field_line(body { line(limit) }, :done)
         else bad("unexpected read of a line")
         end
       end
@@ -91,39 +91,20 @@ module Details
         true
       end
 
-      def <<(data)
-        @io << data
-        self
-      end
-
-      def peeraddr(*args)
-        @io.peeraddr(*args)
-      end
-
-      def addr(*args)
-        @io.addr(*args)
-      end
-
       private
 
+      # A line WEBrick cannot use (cut at its limit or by EOF) it rejects
+      # itself (414, 400); any other line off the grammar is refused once
+      # WEBrick has taken it and can answer.
       def request_line(line)
         @state = :head
-        # A line WEBrick cannot use (cut at its limit, cut by EOF) it rejects
-        # itself with 414 or 400; anything else not in the grammar is refused
-        # at the next read (or by StrictRequest for a line without headers),
-        # once WEBrick has taken the request line and can answer.
         @request_line_problem = "malformed request line" if line && !REQUEST_LINE.match?(line)
         line
       end
 
-      # A header or trailer field line, or the blank line that ends them.
-      def field_line(line, limit, state_after)
-        bad("request ended before the blank line ending its head") if line.nil?
-        unless line.end_with?(LF)
-          bad("header line over #{limit - 2} bytes") if line.bytesize >= limit
-          bad("request ended before the blank line ending its head")
-        end
-        bad("line not ended by CRLF") unless line.end_with?(CRLF)
+      # A field line (not cut at the limit or by EOF) or the blank line.
+      def field_line(line, state_after)
+        bad("line not ended by CRLF") unless line&.end_with?(CRLF)
         if line == CRLF
           @state = state_after
           return line
@@ -137,76 +118,47 @@ module Details
       def chunk_size_line(line)
         match = line && CHUNK_SIZE.match(line)
         bad("malformed chunk size line") unless match
-        size = match[1].to_i(16)
-        @body_bytes += size
+        @chunk_left = match[1].to_i(16)
+        @body_bytes += @chunk_left
         bad("chunked body over #{@max_body_bytes} bytes") if @body_bytes > @max_body_bytes
-        @chunk_left = size
-        @state = size.zero? ? :trailer : :chunk_data
+        @state = @chunk_left.zero? ? :trailer : :chunk_data
         line
       end
 
-      def chunk_end_line(line)
-        bad("chunk data not followed by CRLF") unless line == CRLF
-        @state = :chunk_size
-        line
-      end
-
-      # A read of the body: what the buffer holds beyond it goes back.
       def body
         yield
       ensure
         give_back
       end
 
-      def give_back
-        @io.ungetbyte(take(@buffer.bytesize - @at)) if @at < @buffer.bytesize
-        @buffer.clear
-        @at = 0
-      end
+      def give_back = @buffer.empty? || @io.ungetbyte(@buffer.slice!(0..))
 
       # IO#gets(LF, limit): the line with its LF, or limit bytes without
       # one, or what came before EOF (nil for nothing).
       def line(limit)
         loop do
-          at = @buffer.index(LF, @at)
-          return take(at + 1 - @at) if at && at - @at < limit
-
-          left = @buffer.bytesize - @at
-          return take(limit) if left >= limit
-          next if fill(READ)
-
-          return left.zero? ? nil : take(left)
+          at = @buffer.index(LF)
+          return @buffer.slice!(0, at + 1) if at && at < limit
+          return @buffer.slice!(0, limit) if @buffer.bytesize >= limit
+          return (@buffer.empty? ? nil : @buffer.slice!(0..)) unless fill(READ)
         end
       end
 
       # IO#read(size): size bytes, fewer at EOF, nil for none.
       def bytes(size)
-        nil while @buffer.bytesize - @at < size && fill(size - (@buffer.bytesize - @at))
-        data = take([size, @buffer.bytesize - @at].min)
+        nil while @buffer.bytesize < size && fill(size - @buffer.bytesize)
+        data = @buffer.slice!(0, size)
         data.empty? && size.positive? ? nil : data
       end
 
-      def take(size)
-        data = @buffer.byteslice(@at, size)
-        @at += size
-        data
-      end
-
-      # One read of at most max bytes into the buffer, against the deadline;
-      # false at EOF. Through one string per thread: a new one per read left
-      # the heap fragmented after floods of slow heads.
+      # One read of at most max bytes, into one string per thread, against
+      # the deadline; false at EOF.
       def fill(max)
         chunk = @io.read_nonblock([max, READ].min, Thread.current[:details_read] ||= "".b, exception: false)
         return false if chunk.nil?
-        return wait if chunk == :wait_readable
 
-        if @at.positive?
-          @buffer = @buffer.byteslice(@at, @buffer.bytesize - @at)
-          @at = 0
-        end
-        @buffer << chunk
-        true
-      rescue *GONE
+        chunk == :wait_readable ? wait : @buffer << chunk
+      rescue Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT
         false
       end
 
@@ -217,9 +169,7 @@ module Details
         raise WEBrick::HTTPStatus::RequestTimeout, "request not complete in time"
       end
 
-      def bad(message)
-        raise WEBrick::HTTPStatus::BadRequest, message
-      end
+      def bad(message) = raise(WEBrick::HTTPStatus::BadRequest, message)
     end
   end
 end

@@ -5,11 +5,8 @@ require_relative "strict_reader"
 
 module Details
   module Serving
-    # What one request may cost.
-    #   header_timeout: seconds from a head's first byte (from the accept, for
-    #     a connection's first request) until its blank line
-    #   body_timeout: seconds from the end of the head until the end of the body
-    #   max_body_bytes: a larger Content-Length is 413, larger chunks 400
+    # What one request may cost: seconds for the head (from its first byte,
+    # or the accept), seconds for the body, and its bytes (413, 400 chunked).
     RequestLimits = Struct.new(:header_timeout, :body_timeout, :max_body_bytes, keyword_init: true)
 
     # WEBrick's HTTPRequest with stricter framing, handed to WEBrick by
@@ -86,8 +83,8 @@ module Details
         bad("invalid Host") if hosts.size == 1 && !HOST.match?(hosts[0])
       end
 
-      # RFC 9112 9.6: "close" among the options of any Connection field.
-      # WEBrick only looks for the whole value "close" in the joined fields.
+      # "close" among the options of any Connection field (RFC 9112 9.6);
+      # WEBrick only looks for the whole value.
       def close_if_asked
         options = header["connection"].flat_map { |value| value.split(",") }
         @keep_alive = false if options.any? { |option| option.strip.casecmp?("close") }
@@ -100,9 +97,7 @@ module Details
         :none
       end
 
-      def bad(message)
-        raise WEBrick::HTTPStatus::BadRequest, message
-      end
+      def bad(message) = raise(WEBrick::HTTPStatus::BadRequest, message)
     end
   end
 end

@@ -5,14 +5,14 @@ require "webrick"
 require_relative "strict_request"
 
 module Details
+  # What is not the details app: the wire rules of docs/contract.md enforced
+  # through WEBrick's public extension points, the drain, memory after floods.
   module Serving
     # Prepended to the HTTPServer subclass: the configuration keys that bound
-    # connections, the accept hook, strict request reading
-    # (#create_request) and the body read before the route (#service).
+    # connections, the accept hook, strict request reading (#create_request),
+    # the body read before the route (#service).
     module Wire
-      # Details serves no route that takes a body; a body is read (and
-      # dropped) only to keep the connection usable, up to this size.
-      MAX_BODY_BYTES = 1024 * 1024
+      MAX_BODY_BYTES = 1024 * 1024 # read (and dropped) only to keep a connection usable
 
       # WEBrick configuration keys from a Details::Config.
       def wire_config(settings)
@@ -21,25 +21,19 @@ module Details
         @nodelay = settings.nodelay ? 1 : 0
         # TCP_USER_TIMEOUT in ms: Linux; elsewhere the option is left alone.
         @user_timeout_ms = settings.keepalive_timeout * 1000 if Socket.const_defined?(:TCP_USER_TIMEOUT)
-        # RequestTimeout: how long WEBrick waits for the next request on a
-        # kept-alive connection (polling every 0.5 s for a shutdown) and for
-        # each read of a request (408). MaxClients: a thread per connection;
-        # with all taken, new connections wait in the listen backlog.
+        # RequestTimeout: the wait for a kept-alive connection's next request
+        # and for each read (408). MaxClients: a thread per connection; with
+        # all taken, new connections wait in the listen backlog.
         { RequestTimeout: settings.keepalive_timeout, MaxClients: settings.max_connections,
           AcceptCallback: ->(sock) { accepted(sock) } }
       end
 
-      def create_request(webrick_config)
-        StrictRequest.new(webrick_config, @limits)
-      end
+      def create_request(webrick_config) = StrictRequest.new(webrick_config, @limits)
 
-      # The body is read (and dropped) before the route answers: WEBrick
-      # would read it only after the response is built and close the
-      # connection if that failed, behind a response that announced
-      # keep-alive. A body that is malformed, too large or too slow is
-      # answered by WEBrick with the error (400, 413, 408) and a close; a
-      # POST or PUT without a length (411 to WEBrick) gets the route's
-      # answer with "Connection: close". During a drain every answer closes.
+      # The body is read before the route answers (WEBrick reads it after,
+      # and closes behind an answer that announced keep-alive): a bad one is
+      # WEBrick's 400, 413 or 408 and a close; a POST or PUT without a length
+      # gets the route's answer and a close. In a drain every answer closes.
       def service(req, res)
         begin
           req.body { |_chunk| nil }
@@ -52,14 +46,11 @@ module Details
 
       private
 
-      # The AcceptCallback, in the connection's thread. The first head must
-      # be complete within the header timeout of the accept (StrictRequest
-      # reads that deadline from this thread); WEBrick would wait for its
-      # first byte as long as for a kept-alive connection, so that wait is
-      # here, in 0.5 s steps so that a drain closes a silent connection at
-      # once. With nothing by the deadline the read side is shut down:
-      # WEBrick sees end of file and closes without an answer.
-      # TCP_USER_TIMEOUT bounds the one wait WEBrick puts no limit on: a
+      # The AcceptCallback, in the connection's thread. The first head is due
+      # within the header timeout of the accept (StrictRequest reads that
+      # deadline from this thread), so the wait for its first byte is here,
+      # in 0.5 s steps for a drain; with nothing by then the read side shuts
+      # and WEBrick closes without an answer. TCP_USER_TIMEOUT bounds a
       # response written to a client that does not read.
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
