@@ -13,27 +13,21 @@ module Details
     DURATION_HELP = "Time to serve an HTTP request, by method, route pattern and status."
 
     # One process serves every request: values in memory (SimpleValue), not
-    # the default per-process mmap files meant for forked workers.
+    # the default per-process mmap files meant for forked workers. The
+    # library makes a directory for those anyway, with Dir.mktmpdir, which
+    # refuses a Kubernetes emptyDir at /tmp (0777, no sticky bit); so unless
+    # the user named one it is made here (0700).
     def self.configure_library
       return if @configured
 
       @configured = true
-      files_dir_for_library
-      Prometheus::Client.configure do |config|
-        config.value_class = Prometheus::Client::SimpleValue
+      unless ENV["prometheus_multiproc_dir"]
+        dir = File.join(ENV.fetch("TMPDIR", "/tmp"), "details-metrics-#{Process.pid}-#{SecureRandom.hex(4)}")
+        Dir.mkdir(dir, 0o700)
+        ENV["prometheus_multiproc_dir"] = dir
+        at_exit { Dir.rmdir(dir) if Dir.exist?(dir) && Dir.empty?(dir) }
       end
-    end
-
-    # The library's configuration makes a directory for those files anyway,
-    # with Dir.mktmpdir, which refuses a Kubernetes emptyDir at /tmp (0777, no
-    # sticky bit); so unless the user named one it is made here (0700).
-    def self.files_dir_for_library
-      return if ENV["prometheus_multiproc_dir"]
-
-      dir = File.join(ENV.fetch("TMPDIR", "/tmp"), "details-metrics-#{Process.pid}-#{SecureRandom.hex(4)}")
-      Dir.mkdir(dir, 0o700)
-      ENV["prometheus_multiproc_dir"] = dir
-      at_exit { Dir.rmdir(dir) if Dir.exist?(dir) && Dir.empty?(dir) }
+      Prometheus::Client.configure { |config| config.value_class = Prometheus::Client::SimpleValue }
     end
 
     attr_reader :registry

@@ -16,12 +16,12 @@ module Details
 
       def self.start
         trim = Fiddle::Function.new(Fiddle::Handle::DEFAULT["malloc_trim"], [Fiddle::TYPE_SIZE_T], Fiddle::TYPE_INT)
-        Thread.new { run(trim) }
+        Thread.new { watch(trim) }
       rescue Fiddle::DLError
         nil
       end
 
-      def self.run(trim)
+      def self.watch(trim)
         high = Thread.list.size
         quiet = 0
         loop do

@@ -9,19 +9,15 @@ module Details
     # or the accept), seconds for the body, and its bytes (413, 400 chunked).
     RequestLimits = Struct.new(:header_timeout, :body_timeout, :max_body_bytes, keyword_init: true)
 
-    # WEBrick's HTTPRequest with stricter framing, handed to WEBrick by
-    # HTTPServer#create_request. HTTPRequest#parse still does the parsing,
-    # from a StrictReader around the socket; after it, #parse checks what
+    # WEBrick's HTTPRequest, parsing from a StrictReader, then checking what
     # RFC 9112 makes a 400: the request line, Host, Content-Length and
     # Transfer-Encoding. Every rejection is a WEBrick::HTTPStatus error raised
-    # inside parse, so WEBrick answers it with "Connection: close" and closes.
+    # inside parse: WEBrick answers it with "Connection: close" and closes.
     class StrictRequest < WEBrick::HTTPRequest
-      # Thread-local set by the accept hook: when the first head of a
-      # connection must be complete (accept time + header timeout).
+      # Thread-local set by the accept hook: when the first head is due.
       FIRST_HEAD_DEADLINE = :details_first_head_deadline
 
-      # RFC 3986 host (IP-literal or reg-name, whose sub-delims include ",")
-      # and an optional port.
+      # RFC 3986 host (IP-literal or reg-name, "," included) and a port.
       HOST = /\A(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?\z/
       DIGITS = /\A[0-9]+\z/
       CHUNKED = /\Achunked\z/i
@@ -44,12 +40,9 @@ module Details
       private
 
       def head_deadline
-        deadline = StrictReader.now + @details_limits.header_timeout
         first = Thread.current[FIRST_HEAD_DEADLINE]
-        return deadline unless first
-
         Thread.current[FIRST_HEAD_DEADLINE] = nil
-        [first, deadline].min
+        [first, StrictReader.now + @details_limits.header_timeout].compact.min
       end
 
       # RFC 9112 sections 3.2 and 6: the request line, Host, and one
