@@ -246,3 +246,50 @@ func TestPipelinedSlowReadersAreBounded(t *testing.T) {
 		})
 	}
 }
+
+// rssAfterFloodsMB bounds how far above its pre-flood RSS a service may
+// stay once floods of slow heads have gone (docs/contract.md, "Memory under
+// many clients"); a service not listed here is not judged yet.
+var rssAfterFloodsMB = map[string]int64{"details": 12}
+
+// TestMemoryComesBackAfterSlowHeadFloods: three floods of 1,000 slow heads
+// (within the default HTTP_MAX_CONNECTIONS of 1024), one after another, each
+// held to the head deadline. Twenty seconds after the last one the
+// service's RSS is back within its bound of what it was before the first.
+func TestMemoryComesBackAfterSlowHeadFloods(t *testing.T) {
+	st := stackCrowd.need(t)
+	const floods, n = 3, 1000
+	deadline := 10 * time.Second // HTTP_HEADER_TIMEOUT_SECONDS' default on this stack
+	for _, svc := range services {
+		bound, judged := rssAfterFloodsMB[svc]
+		if !judged {
+			continue
+		}
+		t.Run(svc, func(t *testing.T) {
+			pid := st.pid(t, svc)
+			rss0 := groupRSSkB(pid)
+			w := watchRSS(pid)
+			for i := 0; i < floods; i++ {
+				if _, open, _, _ := summarize(slowFlood(st.port(svc), n, 0, 500*time.Millisecond, deadline+5*time.Second)); open > 0 {
+					t.Errorf("flood %d: %d slow heads still open after %v", i+1, open, deadline+5*time.Second)
+				}
+			}
+			peak := w.peakKB()
+			// The service may wait for the flood to be over for some seconds
+			// before it gives memory back: poll, and judge the last reading.
+			var after int64
+			for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(time.Second) {
+				if after = groupRSSkB(pid); (after-rss0)>>10 <= bound {
+					break
+				}
+			}
+			t.Logf("%s: %d floods of %d slow heads: RSS %d MB before, peak %d MB, %d MB after", svc, floods, n, rss0>>10, peak>>10, after>>10)
+			if (after-rss0)>>10 > bound {
+				t.Errorf("RSS %d MB after the floods, %d MB above the %d MB before (bound %d MB)", after>>10, (after-rss0)>>10, rss0>>10, bound)
+			}
+			if ok, why := healthWithin(st.port(svc), 2*time.Second); !ok {
+				t.Errorf("/health after the floods: %s", why)
+			}
+		})
+	}
+}

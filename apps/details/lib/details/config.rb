@@ -12,53 +12,42 @@ module Details
     end
 
     def boolean(name, default)
-      raw = @env[name]
-      return default if raw.nil?
-
-      case raw.strip.downcase
-      when "true" then true
-      when "false" then false
-      else invalid(name, raw, "want true or false")
+      value(name, default) do |raw|
+        { "true" => true, "false" => false }.fetch(raw.downcase) { invalid(name, "want true or false") }
       end
     end
 
     def integer(name, default, range)
-      raw = @env[name]
-      return default if raw.nil?
-
-      want = "want an integer from #{range.min} to #{range.max}"
-      invalid(name, raw, want) unless raw.strip.match?(/\A[0-9]+\z/)
-      value = Integer(raw.strip, 10)
-      invalid(name, raw, want) unless range.cover?(value)
-      value
+      value(name, default) do |raw|
+        number = Integer(raw, 10) if raw.match?(/\A[0-9]+\z/)
+        range.cover?(number) ? number : invalid(name, "want an integer from #{range.min} to #{range.max}")
+      end
     end
 
     def choice(name, default, allowed)
-      raw = @env[name]
-      return default if raw.nil?
-
-      value = raw.strip.downcase
-      return value if allowed.include?(value)
-
-      invalid(name, raw, "want #{allowed[0..-2].join(', ')} or #{allowed[-1]}")
+      value(name, default) do |raw|
+        want = "want #{allowed[0..-2].join(', ')} or #{allowed[-1]}"
+        allowed.include?(raw.downcase) ? raw.downcase : invalid(name, want)
+      end
     end
 
     # Whether the address resolves is only known at bind time; here we
     # reject what can never be an address.
     def address(name, default)
-      raw = @env[name]
-      return default if raw.nil?
-
-      value = raw.strip
-      return value if value.match?(/\A[0-9A-Za-z.:%_-]+\z/)
-
-      invalid(name, raw, "want an IP address or host name")
+      value(name, default) do |raw|
+        raw.match?(/\A[0-9A-Za-z.:%_-]+\z/) ? raw : invalid(name, "want an IP address or host name")
+      end
     end
 
     private
 
-    def invalid(name, raw, want)
-      raise ConfigError, "details: invalid #{name}=#{raw.inspect}: #{want}"
+    # The stripped value of name, given to the block; unset is the default.
+    def value(name, default)
+      @env[name].nil? ? default : yield(@env[name].strip)
+    end
+
+    def invalid(name, want)
+      raise ConfigError, "details: invalid #{name}=#{@env[name].inspect}: #{want}"
     end
   end
 
@@ -80,8 +69,7 @@ module Details
         keepalive_timeout: parse.integer("HTTP_KEEPALIVE_TIMEOUT_SECONDS", 60, 1..3600),
         header_timeout: parse.integer("HTTP_HEADER_TIMEOUT_SECONDS", 10, 1..300),
         max_connections: parse.integer("HTTP_MAX_CONNECTIONS", 1024, 1..100_000),
-        # Read only so that a typo fails here as in the services that call
-        # peers; details calls nobody.
+        # Read only so that a typo fails here as in the services that call peers.
         upstream_keepalive: parse.boolean("UPSTREAM_KEEPALIVE", true),
         upstream_max_requests: parse.integer("UPSTREAM_MAX_REQUESTS_PER_CONNECTION", 100, 1..1_000_000),
         shutdown_timeout: parse.integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 1..300),

@@ -6,15 +6,8 @@ require "webrick"
 module Details
   # Log lines on stderr: "<RFC3339 time> details <LEVEL> <message>".
   class Log < WEBrick::BasicLog
-    LEVELS = {
-      "debug" => WEBrick::BasicLog::DEBUG,
-      "info" => WEBrick::BasicLog::INFO,
-      "warn" => WEBrick::BasicLog::WARN,
-      "error" => WEBrick::BasicLog::ERROR
-    }.freeze
-
     def initialize(level_name, io = $stderr)
-      super(io, LEVELS.fetch(level_name))
+      super(io, WEBrick::BasicLog.const_get(level_name.upcase))
     end
 
     def log(level, data)

@@ -3,33 +3,24 @@
 require "webrick"
 
 module Details
-  # The details API as WEBrick servlets, one per mounted path (see
-  # Server#initialize). Each records its route pattern in
-  # req.attributes[:route] for the metrics; requests no route matched keep
-  # the label "unmatched".
+  # The details API as WEBrick servlets, one per mounted path. Each records
+  # its route pattern in req.attributes[:route] for the metrics.
   module Servlets
     JSON_TYPE = "application/json"
     ALLOW = "GET, HEAD"
     NOT_FOUND = '{"error":"not found"}'
     METHOD_NOT_ALLOWED = '{"error":"method not allowed"}'
 
-    # A servlet for one route. WEBrick mounts a servlet on a path prefix
-    # (/health also receives /health/x as path_info "/x"); path_matches?
-    # decides what belongs to the route. Unknown paths are 404 before the
-    # method is looked at, known ones 405 with Allow for methods other than
-    # GET and HEAD: both as ordinary responses, so the connection stays
-    # usable (WEBrick's own MethodNotAllowed would close it and send no
-    # Allow). GET and HEAD go to AbstractServlet#service, which calls do_GET
-    # (do_HEAD is do_GET; WEBrick leaves out a HEAD response's body).
+    # A servlet for one route, mounted on a path prefix (/health also gets
+    # /health/x): path_matches? decides what belongs to it. 404 and 405 are
+    # ordinary answers, so the connection stays usable (WEBrick's own
+    # MethodNotAllowed closes it and sends no Allow); GET and HEAD go to
+    # do_GET (WEBrick leaves out a HEAD response's body).
     class Route < WEBrick::HTTPServlet::AbstractServlet
-      def self.route
-        self::ROUTE
-      end
-
       def service(req, res)
         return json(res, 404, NOT_FOUND) unless path_matches?(req.path_info)
 
-        req.attributes[:route] = self.class.route
+        req.attributes[:route] = self.class::ROUTE
         return super if req.request_method == "GET" || req.request_method == "HEAD"
 
         res["Allow"] = ALLOW
@@ -39,9 +30,7 @@ module Details
       private
 
       # Only the mounted path itself, by default.
-      def path_matches?(path_info)
-        path_info.empty?
-      end
+      def path_matches?(path_info) = path_info.empty?
 
       def json(res, status, body)
         res.status = status
@@ -53,20 +42,17 @@ module Details
     # GET /details/<id>
     class Details < Route
       ROUTE = "/details/:id"
-      # Everything after the id is the same for every book, as upstream.
       TAIL = ',"author":"William Shakespeare","year":1595,"type":"paperback",' \
              '"pages":200,"publisher":"PublisherA","language":"English",' \
              '"ISBN-10":"1234567890","ISBN-13":"123-1234567890"}'
       BAD_ID = '{"error":"please provide numeric product id"}'
-      # Decimal only, so "010" is ten (upstream's Integer() read it as octal
-      # 8), with an optional sign as upstream.
+      # Decimal only ("010" is ten), with an optional sign as upstream.
       NUMERIC_ID = /\A[+-]?[0-9]+\z/
 
       def do_GET(req, res)
         raw_id = req.path_info.delete_prefix("/")
         if raw_id.match?(NUMERIC_ID)
-          # Integer#to_s drops leading zeros and "+", which a JSON number may
-          # not carry; Ruby integers do not overflow, so huge ids echo exactly.
+          # A JSON number carries no leading zeros or "+"; huge ids echo exactly.
           json(res, 200, "{\"id\":#{Integer(raw_id, 10)}#{TAIL}")
         else
           json(res, 400, BAD_ID)
@@ -76,9 +62,7 @@ module Details
       private
 
       # /details, /details/ and /details/<one segment>; /details/1/2 is 404.
-      def path_matches?(path_info)
-        !path_info.delete_prefix("/").include?("/")
-      end
+      def path_matches?(path_info) = !path_info.delete_prefix("/").include?("/")
     end
 
     # GET /health
@@ -86,9 +70,7 @@ module Details
       ROUTE = "/health"
       HEALTHY = '{"status":"Details is healthy"}'
 
-      def do_GET(_req, res)
-        json(res, 200, HEALTHY)
-      end
+      def do_GET(_req, res) = json(res, 200, HEALTHY)
     end
 
     # GET /metrics; mounted with the server's Details::Metrics as option.
@@ -105,9 +87,7 @@ module Details
 
     # Mounted on "/": every path no other mount claims.
     class NotFound < Route
-      def service(_req, res)
-        json(res, 404, NOT_FOUND)
-      end
+      def service(_req, res) = json(res, 404, NOT_FOUND)
     end
   end
 end

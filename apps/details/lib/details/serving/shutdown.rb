@@ -1,0 +1,39 @@
+# frozen_string_literal: true
+
+module Details
+  module Serving
+    # SIGTERM/SIGINT: stop accepting, let WEBrick finish in-flight requests
+    # and drop idle connections (Wire closes after each answer), and exit 1
+    # anyway once SHUTDOWN_TIMEOUT_SECONDS have passed.
+    class Shutdown
+      def initialize(server, timeout:, logger:)
+        @server = server
+        @timeout = timeout
+        @logger = logger
+      end
+
+      # A trap handler may not take locks (the logger's IO may): the work
+      # happens on a thread of its own.
+      def install(signals = %w[TERM INT])
+        signals.each { |sig| Signal.trap(sig) { Thread.new { drain("SIG#{sig}") } unless @started } }
+      end
+
+      def drain(reason)
+        return if @started
+
+        @started = true
+        @logger.info("#{reason}: draining for up to #{@timeout} s")
+        Thread.new do
+          sleep @timeout
+          @logger.warn("connections still busy after #{@timeout} s; exiting")
+          # exit! at once: exit would first unwind the main thread, which
+          # sits in WEBrick's join of the stuck threads.
+          Process.exit!(1)
+        end
+        # WEBrick#start then closes the listeners, joins every connection
+        # thread (idle ones notice within 0.5 s) and returns.
+        @server.shutdown
+      end
+    end
+  end
+end
