@@ -13,8 +13,9 @@
 #   --keep    leave the three namespaces deployed afterwards
 #   --out DIR results directory (default: results/mesh-bench-<UTC time>)
 # What it runs: the details row (details-100rps-10c, the published
-# classic-details row) and the full page up the ladder (bookinfo-ladder's
-# profiles) as far as the node holds: a rung whose slowest variant carried
+# classic-details row), istio/tools' echo at 1000 QPS over 16 connections
+# and one connection's bulk throughput (scenarios/README.md), and the full
+# page up the ladder (bookinfo-ladder's profiles) as far as the node holds: a rung whose slowest variant carried
 # under 90% of its offered rate ends the ladder. It writes the section
 # between the cluster markers of BENCHMARKS.md (kept by `bookload bench`),
 # atomically; an interrupted run leaves BENCHMARKS.md as it was and its
@@ -86,10 +87,12 @@ costs=(--cluster-cost --cost-namespaces "$namespaces" --kubeconfig "$KUBECONFIG"
 reps=4 dur=10s
 [ -z "$quick" ] || { reps=3 dur=4s; }
 
-# scenario NAME SERVICE PATH PROFILE QPS CONNS: one rung's scenario file.
+# scenario NAME SERVICE PATH PROFILE QPS CONNS [FIELD...]: one row's scenario
+# file (FIELD: more scenario lines, e.g. "payload: 1024").
 scenario() {
   printf 'name: %s\ndescription: %s through each mesh mode (scripts/mesh-bench.sh)\nservice: %s\npath: %s\nwarmup: 3s\nrepetitions: %d\nprofiles:\n  - {name: %s, qps: %d, connections: %d, duration: %s}\nheaders: {}\nkeepalive: true\n' \
     "$1" "$1" "$2" "$3" "$reps" "$4" "$5" "$6" "$dur" >"$tmp/$1.yaml"
+  (($# > 6)) && printf '%s\n' "${@:7}" >>"$tmp/$1.yaml"
   echo "$tmp/$1.yaml"
 }
 
@@ -115,6 +118,14 @@ print(int(min(100 * r["qps"] / r["target_qps"] for r in rows if r.get("target_qp
 dirs=()
 say "details, 100 RPS over 10 connections"
 dirs+=("$(run "$(scenario mesh-details-100rps-10c details /details/0 100rps-10c 100 10)")")
+# The published experiments that fit the node (scenarios/README.md): the
+# middle point of istio/tools' echo benchmark, and one connection's bulk
+# throughput (Gbit/s and CPU per Gbit/s in its comparison), each against
+# the fortio echo server of the variant's own load client pod.
+say "istio/tools' echo: 1 KB posted to fortio's echo server, 1000 QPS over 16 connections"
+dirs+=("$(run "$(scenario mesh-echo-1000qps-16c echo /echo 1000qps-16c 1000 16 'payload: 1024')")")
+say "one connection's bulk throughput: 100 KiB answers back to back"
+dirs+=("$(run "$(scenario mesh-throughput-1c echo '/echo?size=102400' bulk-1c 25000 1)")")
 for rung in "100 10" "200 20" "400 40" "800 80" "1000 100" "2000 200" "4000 400"; do
   read -r qps conns <<<"$rung"
   say "the full page, $qps RPS over $conns connections"
