@@ -61,9 +61,10 @@ func TestCostClause(t *testing.T) {
 			Components: map[string]clustercost.ComponentCost{"mesh": {VCPUPer1000RPS: stat(0.05)}}}},
 	}}
 	r := Row{Scenario: "s", Profile: "p", Target: "sidecar", ClusterCost: &clustercost.Summary{N: 4, Components: map[string]clustercost.ComponentCost{
-		"sidecars": {VCPUPer1000RPS: stat(0.4)}, "istiod": {VCPUPer1000RPS: stat(0.02)}, "mesh": {VCPUPer1000RPS: stat(0.42)}}}}
+		"sidecars": {VCPUPer1000RPS: stat(0.4)}, "istiod": {VCPUPer1000RPS: stat(0.02)}, "mesh": {VCPUPer1000RPS: stat(0.42)}},
+		QueriesPerCore: &clustercost.Stat{Median: 650, CI: [2]float64{610, 690}}}}
 	got := tb.costClause(r, Difference{Verdict: &Verdict{}})
-	want := "; mesh vCPU per 1000 RPS (median [interval], 4 repetitions): sidecars 0.400 [0.390..0.410], istiod 0.020 [0.010..0.030], mesh 0.420 [0.410..0.430]; no-mesh's mesh 0.050 [0.040..0.060]"
+	want := "; mesh vCPU per 1000 RPS (median [interval], 4 repetitions): sidecars 0.400 [0.390..0.410], istiod 0.020 [0.010..0.030], mesh 0.420 [0.410..0.430]; queries per core (apps and mesh) 650 [610..690]; no-mesh's mesh 0.050 [0.040..0.060]"
 	if got != want {
 		t.Errorf("cost clause\n got %q\nwant %q", got, want)
 	}
