@@ -22,13 +22,10 @@ PRODUCT_ID = 0
 METHOD_NOT_ALLOWED = b'{"error":"method not allowed"}'
 JSON = "application/json"
 
-# The signed-in user's name, in UTF-8 bytes: it is shown on every page, sent
-# to the backends as end-user and kept in the session cookie, so it is
-# bounded (a 5 MB name made a 5 MB page; one over 8 KB a cookie that
-# gunicorn refuses, failing every later request with 431).
+# The user name (UTF-8) is on every page, in end-user and in the cookie: a
+# 5 MB one made a 5 MB page, one over 8 KB a cookie gunicorn refuses (431).
 MAX_USERNAME_BYTES = 256
-# The largest request body read (the login form; no other route reads one).
-MAX_BODY_BYTES = 16 * 1024
+MAX_BODY_BYTES = 16 * 1024  # the login form's; no other route reads a body
 
 USERNAME_TOO_LONG = json.dumps(
     {"error": f"username too long: at most {MAX_USERNAME_BYTES} bytes (UTF-8)"}
@@ -54,9 +51,7 @@ def _username_fits(user: str) -> bool:
 
 
 def _current_user() -> str | None:
-    user = session.get("user")
-    # A longer one can only come from a cookie signed before the bound (with
-    # the same SESSION_SECRET): not signed in.
+    user = session.get("user")  # too long: signed before the bound, so not signed in
     return user if isinstance(user, str) and user and _username_fits(user) else None
 
 
@@ -70,11 +65,10 @@ def _origin_host(scheme: str, host: str) -> str:
 
 
 def same_origin_path(referer: str | None, scheme: str, host: str) -> str | None:
-    """The path (and query) of referer when it points into this site: a
-    path, or an absolute URL with the request's own scheme and host. None
-    for anything else, so that a redirect never leads to another site."""
-    # Printable ASCII only (browsers percent-encode the rest); no backslash,
-    # which browsers read as a slash ("/\\evil.example" is "//evil.example").
+    """The path (and query) of referer when it points into this site (a path,
+    or a URL with the request's scheme and host), else None: a redirect never
+    leads to another site. Printable ASCII only (browsers encode the rest), no
+    backslash, which browsers read as a slash ("/\\evil.example")."""
     if not referer or not re.fullmatch(r"[\x21-\x7e]+", referer) or "\\" in referer:
         return None
     try:
@@ -87,7 +81,6 @@ def same_origin_path(referer: str | None, scheme: str, host: str) -> str | None:
     ):
         return None
     path = parts.path or "/"
-    # "//host/..." would be another site again (a network-path reference).
     if not path.startswith("/") or path.startswith("//"):
         return None
     return path + ("?" + parts.query if parts.query else "")
@@ -106,15 +99,10 @@ def _passthrough(result: Result) -> Response:
 
 def create_app(config: Config, secret_key: str, backends: Backends | None = None):
     """The Flask app, its wsgi_app wrapped in the metrics/access-log middleware."""
-    # The static route is added below, after automatic OPTIONS is turned off,
-    # so that OPTIONS gets the same JSON 405 as every other unserved method.
+    # Static route added after OPTIONS is off, so OPTIONS gets the JSON 405 too.
     app = Flask(__name__, static_folder=None)
-    # Only canonical paths match: werkzeug would otherwise answer a path with
-    # "//" with a 308 whose Location it builds from the client's Host header
-    # (GET /static//etc/passwd). Set before any rule is added: each rule
-    # takes the map's setting when added. (The other redirect, to add a
-    # trailing slash, needs a rule ending in "/": only "/" does, and no
-    # request path is shorter.)
+    # Else "//" gets a 308 to a Location built from Host (GET /static//etc/passwd).
+    # Set before any rule: each takes the map's setting when added.
     app.url_map.merge_slashes = False
     app.jinja_options = {"trim_blocks": True, "lstrip_blocks": True}
     app.config.update(
@@ -123,7 +111,6 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SEND_FILE_MAX_AGE_DEFAULT=3600,
-        # A Content-Length above it: 413 before any of the body is read.
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     app.session_interface = SigningSessions()
@@ -158,13 +145,10 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     @app.post("/login")
     def login():
-        if "Transfer-Encoding" in request.headers:
-            # A chunked body could only be measured by reading it (a chunk
-            # size of many GB is just a promise); forms come with a length.
+        if "Transfer-Encoding" in request.headers:  # only reading it would measure it
             return json_response(LENGTH_REQUIRED, 411)
-        # The form must arrive in time too: gunicorn's gevent worker reads a
-        # body with no timeout of its own. (The worker closes the connection
-        # after any request with a body, so nothing is left half read.)
+        # gunicorn reads a body with no timeout of its own (and the worker
+        # closes after a body, so nothing is left half read).
         deadline = gevent.Timeout(config.header_timeout)
         try:
             with deadline:
@@ -221,9 +205,7 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     @app.before_request
     def label_route():
-        if request.environ.get("PATH_INFO", "").startswith("//"):
-            # werkzeug matches "//x" as "/x" (it strips leading slashes):
-            # not a path of ours, whatever the method.
+        if request.environ.get("PATH_INFO", "").startswith("//"):  # werkzeug matches it as "/x"
             raise NotFound()
         if request.url_rule is not None:
             request.environ[ROUTE_KEY] = labels[request.url_rule.rule]
@@ -235,9 +217,7 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
             try:
                 rule, _ = app.create_url_adapter(request).match(method=allowed[0], return_rule=True)
                 request.environ[ROUTE_KEY] = labels[rule.rule]
-            except RoutingException:
-                # Not expected with merge_slashes off; the answer would
-                # stay 405, the label "unmatched".
+            except RoutingException:  # not expected: the label stays "unmatched"
                 pass
         response = json_response(METHOD_NOT_ALLOWED, 405)
         response.headers["Allow"] = ", ".join(allowed)
@@ -249,8 +229,7 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     @app.errorhandler(HTTPException)
     def http_error(err):
-        # Its name in JSON: {"error":"not found"}, werkzeug's 400 for a form
-        # body cut short, and any exception (Flask's InternalServerError).
+        # {"error":"not found"}, a form cut short (400), any exception (500).
         body = json.dumps({"error": (err.name or "error").lower()}, separators=(",", ":"))
         return json_response(body.encode(), err.code or 500)
 

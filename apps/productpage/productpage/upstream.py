@@ -63,19 +63,9 @@ class BackendPool(urllib3.HTTPConnectionPool):
     ConnectionCls = RetiringConnection
 
 
-def pool(
-    host: str,
-    port: int,
-    *,
-    keepalive: bool,
-    max_requests: int,
-    nodelay: bool,
-    timeout: float,
-    max_idle: int,
-) -> BackendPool:
-    """The pool for one backend, keeping up to max_idle idle connections (so
-    a worker serving that many pages at once never discards one); calls go
-    through it with get()."""
+def pool(host, port, *, keepalive, max_requests, nodelay, timeout, max_idle) -> BackendPool:
+    """The pool for one backend, calls going through get(); up to max_idle idle
+    connections, so a worker serving that many pages never discards one."""
     return BackendPool(
         host,
         port,

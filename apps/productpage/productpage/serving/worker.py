@@ -1,10 +1,6 @@
-"""gunicorn's gevent worker with the wire rules of docs/contract.md, through
-its public methods (DESIGN.md, "How each knob is implemented", says what
-each does and why): HTTP_NODELAY on accepted sockets (`handle`), the head
-deadline (`timeout_ctx`, `_NextHead`), the checks of rules.py, "close" in
-any Connection field, "Connection: close" after a body or the
-MAX_PIPELINED-th request in a row, and the drain (`init_signals`, `run`,
-listener.py)."""
+"""gunicorn's gevent worker with docs/contract.md's wire rules, through its
+public methods: TCP_NODELAY, the head deadline, rules.py's checks, and the
+drain (DESIGN.md, "How each knob is implemented", says how and why)."""
 
 import contextlib
 import signal
@@ -24,23 +20,17 @@ from gunicorn.workers.ggevent import GeventWorker
 from . import listener as listeners
 from .rules import asks_to_close, check_head, has_body
 
-# A client writes its first request right after connecting and does not
-# retry one that failed on a connection it never used: ending such a
-# connection at once would fail it.
+# A client does not retry a request failed on a connection it never used.
 FIRST_REQUEST_GRACE_SECONDS = 1.0
 DRAIN_POLL_SECONDS = 0.05
-# How long a stopping worker waits for the master to close its copy of the
-# listening socket (DrainingArbiter) before it takes the stop as its own
-# (a reload or fewer workers: the others keep serving the socket).
+# Waited for the master's listening sockets to close, else the stop is this
+# worker's own (a reload: the others keep serving the socket).
 MASTER_WAIT_SECONDS = 2.0
 MASTER_POLL_SECONDS = 0.002
 HEARTBEAT_SECONDS = 1.0
-# How long a connection closed after a body lingers to read the client's rest.
-LINGER_SECONDS = 1.0
-# Requests in a row one connection may pipeline; the last is answered with
-# "Connection: close" (RFC 9112 9.3.2: the client retries the rest). Without
-# it gunicorn renders pipelined requests until the socket buffers fill
-# (megabytes on loopback). The same cap as ratings'.
+LINGER_SECONDS = 1.0  # after a close, reading the client's rest
+# Pipelined requests in a row; the last says "Connection: close" and the client
+# retries the rest (RFC 9112 9.3.2). The same cap as ratings'.
 MAX_PIPELINED = 16
 
 # select() itself, not gevent's: a zero-timeout poll that never yields.
@@ -68,7 +58,7 @@ class _Connection:
         self.requests = 0
         self.pipelined = 0
         self.request = None  # the one being served
-        self.unreader = None  # gunicorn's read buffer of this connection
+        self.unreader = None  # gunicorn's read buffer
         self.head_timer = None
 
     def start_head_timer(self, deadline: float):
@@ -112,8 +102,7 @@ class _NextHead:
             if not conn.await_first_byte(deadline):
                 raise StopIteration("no request")  # gunicorn closes quietly
         else:
-            # Right after the previous answer, before anything yields: a
-            # client waiting for that answer cannot have sent more yet.
+            # Before anything yields: a client awaiting the answer sent nothing more.
             if conn.next_request_arrived():
                 conn.pipelined += 1
             else:
@@ -130,12 +119,9 @@ class _NextHead:
 
 
 class ProductpageWorker(GeventWorker):
-    # Set per start by worker_class() before gunicorn forks the workers.
-    nodelay = True
+    nodelay = True  # these two set by worker_class() before the fork
     header_timeout = 10.0
-    # Readable (end-of-file) once the master has closed its listening
-    # sockets (server.DrainingArbiter); set by the post_fork hook.
-    listeners_closed_fd = None
+    listeners_closed_fd = None  # EOF once the master closed its listeners (post_fork)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -145,7 +131,7 @@ class ProductpageWorker(GeventWorker):
 
     def init_signals(self):
         super().init_signals()
-        # In gevent's loop, so the worker reacts at once; SIGINT drains too.
+        # In gevent's loop, to react at once; SIGINT drains too.
         self.signal_watchers = [
             gevent.signal_handler(sig, self.handle_exit, sig, None)
             for sig in (signal.SIGTERM, signal.SIGINT)
@@ -190,9 +176,7 @@ class ProductpageWorker(GeventWorker):
 
     def await_master(self) -> bool:
         """Whether the whole server stops (the master closed its listening
-        sockets), this worker's copy then perhaps the last. Connections keep
-        being taken meanwhile: a stop sent to the process group reaches the
-        master and the workers at once."""
+        sockets), this worker's copy then perhaps the last."""
         fd = self.listeners_closed_fd
         give_up = time.monotonic() + MASTER_WAIT_SECONDS
         while fd is not None and not _readable(fd):
@@ -214,8 +198,7 @@ class ProductpageWorker(GeventWorker):
                 self.log.warning(
                     "Closing the listening socket unplugged: may reset queued connections"
                 )
-        # gunicorn's handler asks the listening socket for its name as it
-        # starts: every accepted connection's greenlet starts before it closes.
+        # gunicorn's handler starts with the listener's getsockname(): start them all.
         while any(glet not in self.connections for glet in server.pool):
             gevent.sleep(0)
         server.close()
@@ -291,8 +274,7 @@ class ProductpageWorker(GeventWorker):
                 hub.loop.run_callback(self.end_if_waiting, glet)
 
     def end_if_waiting(self, glet):
-        # In gevent's hub, every other greenlet paused: the check and the
-        # throw cannot be split by the connection's greenlet.
+        # In gevent's hub: the connection's greenlet cannot run between check and throw.
         conn = self.connections.get(glet)
         if conn is None or conn.request is not None or _readable(conn.sock):
             return  # serving, or a request (or EOF) waits: answered with close
