@@ -51,7 +51,7 @@ def main() -> int:
 
     secret_key = config.session_secret or secrets.token_urlsafe(32)
 
-    from .serving import ProductpageServer
+    from .serving.server import ProductpageServer
 
     ProductpageServer(config, secret_key, metrics_dir).run()
     return 0

@@ -174,22 +174,13 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
     def products():
         return json_response(PRODUCTS_JSON)
 
-    @app.get("/api/v1/products/<id>")
-    def product_details(id):
-        result = backends.details(id, outgoing_headers(request.environ, _current_user()))
-        timing.record("details", result)
-        return _passthrough(result)
-
-    @app.get("/api/v1/products/<id>/reviews")
-    def product_reviews(id):
-        result = backends.reviews(id, outgoing_headers(request.environ, _current_user()))
-        timing.record("reviews", result)
-        return _passthrough(result)
-
-    @app.get("/api/v1/products/<id>/ratings")
-    def product_ratings(id):
-        result = backends.ratings(id, outgoing_headers(request.environ, _current_user()))
-        timing.record("ratings", result)
+    # One endpoint per route, so no rule's defaults make werkzeug redirect.
+    @app.get("/api/v1/products/<id>", endpoint="details", defaults={"part": "details"})
+    @app.get("/api/v1/products/<id>/reviews", endpoint="reviews", defaults={"part": "reviews"})
+    @app.get("/api/v1/products/<id>/ratings", endpoint="ratings", defaults={"part": "ratings"})
+    def product_part(id, part):
+        result = getattr(backends, part)(id, outgoing_headers(request.environ, _current_user()))
+        timing.record(part, result)
         return _passthrough(result)
 
     @app.get("/health")

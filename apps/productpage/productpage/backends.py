@@ -1,9 +1,6 @@
-"""The calls productpage makes to details, reviews and ratings.
-
-Attempts, timeouts and error texts are docs/contract.md's (upstream Bookinfo):
-details and ratings one attempt, reviews two, 3 s each; a failed call yields
-the backend's status (500 when there was no response) and a fixed error.
-"""
+"""Calls to details, reviews and ratings as docs/contract.md (upstream Bookinfo)
+has them: details and ratings one attempt, reviews two, 3 s each; a failure
+gives the backend's status (500 without a response) and a fixed error."""
 
 import json
 import logging
@@ -46,8 +43,7 @@ _FIELD_VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
 
 log = logging.getLogger(__name__)
 
-# Outbound header name -> the value's bytes as they arrived.
-Headers = dict[str, bytes]
+Headers = dict[str, bytes]  # outbound name -> the value's bytes as they arrived
 
 
 @dataclass

@@ -29,12 +29,8 @@ _sent_on_reused = contextvars.ContextVar("sent_on_reused", default=False)
 
 
 class RetiringConnection(HTTPConnection):
-    """urllib3's connection, closed after `retire_after` responses.
-
-    Closed here, after the response was read in full (the pool preloads
-    every body), the connection is what urllib3 finds dropped when it next
-    takes it from the pool: it connects again, and the count starts over.
-    """
+    """urllib3's connection, closed after `retire_after` responses (each read
+    whole: the pool preloads), so urllib3 finds it dropped and connects anew."""
 
     def __init__(self, *args, retire_after: int = 100, **kwargs):
         super().__init__(*args, **kwargs)
@@ -104,9 +100,6 @@ def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, b
 def _closed_under_request(err: Exception) -> bool:
     """The peer closed or reset the connection before any response: urllib3
     reports it as ProtocolError("Connection aborted.", <the socket error>)."""
-    cause = (
-        err.args[1]
-        if isinstance(err, urllib3.exceptions.ProtocolError) and len(err.args) > 1
-        else None
-    )
-    return isinstance(cause, (ConnectionResetError, BrokenPipeError))
+    if not isinstance(err, urllib3.exceptions.ProtocolError) or len(err.args) < 2:
+        return False
+    return isinstance(err.args[1], (ConnectionResetError, BrokenPipeError))

@@ -50,10 +50,18 @@ class HeadTimeout(Exception):
 
 
 class _Connection:
-    __slots__ = ("sock", "accepted", "requests", "pipelined", "request", "unreader", "head_timer")
+    """One client connection, and the context gunicorn reads each of its heads
+    in when keep-alive is on (timeout_ctx)."""
 
-    def __init__(self, sock):
+    __slots__ = (
+        *("sock", "keepalive", "header_timeout", "accepted"),  # fixed at the accept
+        *("requests", "pipelined", "request", "unreader", "head_timer"),
+    )
+
+    def __init__(self, sock, keepalive, header_timeout):
         self.sock = sock
+        self.keepalive = keepalive
+        self.header_timeout = header_timeout
         self.accepted = time.monotonic()
         self.requests = 0
         self.pipelined = 0
@@ -84,37 +92,25 @@ class _Connection:
             return False
         return True
 
-
-class _NextHead:
-    """timeout_ctx: with keep-alive on, gunicorn reads each request inside it."""
-
-    __slots__ = ("conn", "keepalive", "header_timeout")
-
-    def __init__(self, conn, keepalive, header_timeout):
-        self.conn = conn
-        self.keepalive = keepalive
-        self.header_timeout = header_timeout
-
     def __enter__(self):
-        conn = self.conn
-        if not conn.requests:
-            deadline = conn.accepted + self.header_timeout
-            if not conn.await_first_byte(deadline):
+        if not self.requests:
+            deadline = self.accepted + self.header_timeout
+            if not self.await_first_byte(deadline):
                 raise StopIteration("no request")  # gunicorn closes quietly
         else:
             # Before anything yields: a client awaiting the answer sent nothing more.
-            if conn.next_request_arrived():
-                conn.pipelined += 1
+            if self.next_request_arrived():
+                self.pipelined += 1
             else:
-                conn.pipelined = 0
-                if not conn.await_first_byte(time.monotonic() + self.keepalive):
+                self.pipelined = 0
+                if not self.await_first_byte(time.monotonic() + self.keepalive):
                     raise StopIteration("keep-alive timeout")
             deadline = time.monotonic() + self.header_timeout
-        conn.start_head_timer(deadline)
+        self.start_head_timer(deadline)
         return self
 
     def __exit__(self, *exc):
-        self.conn.stop_head_timer()
+        self.stop_head_timer()
         return False
 
 
@@ -208,7 +204,7 @@ class ProductpageWorker(GeventWorker):
     def handle(self, listener, client, addr):
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if self.nodelay else 0)
         me = gevent.getcurrent()
-        conn = self.connections[me] = _Connection(client)
+        conn = self.connections[me] = _Connection(client, self.cfg.keepalive, self.header_timeout)
         try:
             if not self.cfg.keepalive:
                 # gunicorn reads the one request without timeout_ctx.
@@ -224,7 +220,7 @@ class ProductpageWorker(GeventWorker):
         conn = self.connections.get(gevent.getcurrent())
         if conn is None:
             return super().timeout_ctx()
-        return _NextHead(conn, self.cfg.keepalive, self.header_timeout)
+        return conn
 
     def handle_request(self, listener_name, req, sock, addr):
         conn = self.connections.get(gevent.getcurrent())
@@ -284,8 +280,5 @@ class ProductpageWorker(GeventWorker):
 
 def worker_class(nodelay: bool, header_timeout: float = 10.0):
     """The worker class for this start, its settings fixed before fork."""
-    return type(
-        "ProductpageWorker",
-        (ProductpageWorker,),
-        {"nodelay": nodelay, "header_timeout": float(header_timeout)},
-    )
+    settings = {"nodelay": nodelay, "header_timeout": float(header_timeout)}
+    return type("ProductpageWorker", (ProductpageWorker,), settings)
