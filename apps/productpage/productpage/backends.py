@@ -22,9 +22,8 @@ DETAILS_ERROR = "Sorry, product details are currently unavailable for this book.
 REVIEWS_ERROR = "Sorry, product reviews are currently unavailable for this book."
 RATINGS_ERROR = "Sorry, product ratings are currently unavailable for this book."
 
-# Forwarded from the incoming request, in the order they are given room:
-# tracing and identity first, the large and least used last. Not end-user:
-# that comes from the session only.
+# Forwarded, in the order given room: tracing and identity first, the large and
+# least used last. end-user is not: it comes from the session only.
 FORWARD_HEADERS = (
     *("x-request-id", "x-ot-span-context"),
     *("x-datadog-trace-id", "x-datadog-parent-id", "x-datadog-sampling-priority"),
@@ -34,8 +33,7 @@ FORWARD_HEADERS = (
 )
 _ENVIRON_KEYS = tuple(("HTTP_" + h.upper().replace("-", "_"), h, len(h)) for h in FORWARD_HEADERS)
 
-# Bytes of name + value, clear of details' 4096-byte line boundaries
-# (DESIGN.md, "Forwarded headers: bounded").
+# Name + value bytes, clear of details' 4096-byte lines (DESIGN.md, "Forwarded headers: bounded").
 MAX_FORWARDED_FIELD = 4000
 MAX_FORWARDED_TOTAL = 8000
 # RFC 9110 5.5: field-value = *( VCHAR / obs-text / SP / HTAB ), no CR, LF, NUL.

@@ -24,10 +24,9 @@ class Peer:
 
 
 def _bool(raw: str) -> bool:
-    value = raw.strip().lower()
-    if value not in ("true", "false"):
-        raise ValueError("true or false")
-    return value == "true"
+    if (value := raw.strip().lower()) in ("true", "false"):
+        return value == "true"
+    raise ValueError("true or false")
 
 
 def _int(low: int, high: int):
@@ -105,13 +104,11 @@ class Config:
 
     @property
     def bind(self) -> str:
-        if ":" in self.listen_address:
-            return f"[{self.listen_address}]:{self.port}"
-        return f"{self.listen_address}:{self.port}"
+        host = self.listen_address
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
 
 def _read(env: Mapping[str, str], name: str, parse, default):
-    """parse(value), or default when unset; a parser's ValueError says what it wants."""
     raw = env.get(name)
     if raw is None:
         return default

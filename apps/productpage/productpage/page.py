@@ -63,9 +63,7 @@ def details_view(result: Result) -> DetailsView:
     data = result.data
     if not result.ok or not isinstance(data, dict):
         return DetailsView(error=_error_text(data, DETAILS_ERROR))
-    return DetailsView(
-        rows=[(label, _text(data[key])) for key, label in _DETAIL_ROWS if key in data]
-    )
+    return DetailsView([(label, _text(data[key])) for key, label in _DETAIL_ROWS if key in data])
 
 
 def _rating(value: Any) -> Rating | None:
@@ -88,12 +86,9 @@ def reviews_view(result: Result) -> ReviewsView:
         for r in data["reviews"]
         if isinstance(r, dict)
     ]
-    clustername = _text(data.get("clustername"))
-    return ReviewsView(
-        reviews=reviews,
-        podname=_text(data.get("podname")),
-        clustername=clustername if clustername and clustername != "null" else None,
-    )
+    cluster = _text(data.get("clustername"))
+    cluster = None if cluster in ("", "null") else cluster
+    return ReviewsView(reviews, _text(data.get("podname")), cluster)
 
 
 def _error_text(data: Any, default: str) -> str:

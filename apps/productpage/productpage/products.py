@@ -2,8 +2,7 @@
 
 import json
 
-# No "William Shakespeare" here: docs tests grep the page for it to learn that
-# details answered.
+# No "William Shakespeare": docs tests grep the page for it to learn that details answered.
 PRODUCTS = [
     {
         "id": 0,

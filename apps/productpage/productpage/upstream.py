@@ -70,8 +70,7 @@ def pool(host, port, *, keepalive, max_requests, nodelay, timeout, max_idle) -> 
         # connect, and each read, bounded by what is left of the call's time
         timeout=urllib3.Timeout(total=timeout),
         retries=False,
-        # keep-alive off: the peer is told to close, and we close after the
-        # response too (whether or not the peer said so)
+        # keep-alive off: the peer is told to close, and we close after the answer too
         headers=None if keepalive else {"Connection": "close"},
         socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if nodelay else 0)],
         retire_after=max_requests if keepalive else 1,

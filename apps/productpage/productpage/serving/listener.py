@@ -11,8 +11,7 @@ import time
 
 import gevent
 
-# A plug not acknowledged by then is tried again (on loopback: microseconds,
-# or never when another connection got there first).
+# Then a plug is tried again (its ack takes microseconds, or never comes).
 PLUG_WAIT_SECONDS = 0.05
 PLUG_POLL_SECONDS = 0.001
 

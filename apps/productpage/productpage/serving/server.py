@@ -68,10 +68,8 @@ def remember_stop_after_fork():
 
 def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
     def catch_stop_while_booting(arbiter, worker):
-        # The worker keeps the read end of DrainingArbiter's pipe only.
-        if arbiter.listeners_closed_w is not None:
-            os.close(arbiter.listeners_closed_w)
-            arbiter.listeners_closed_w = None
+        if arbiter.listeners_closed_w is not None:  # the worker keeps the read end only
+            arbiter.tell_listeners_closed()
             worker.listeners_closed_fd = arbiter.listeners_closed_r
         # The worker's handler until its final ones (after gevent's patching),
         # handed any stop remember_stop_after_fork caught.
@@ -88,9 +86,6 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid, metrics_dir)
-
-    def remove_metrics_dir(_arbiter):
-        shutil.rmtree(metrics_dir, ignore_errors=True)
 
     # HTTP_MAX_CONNECTIONS is the service's: each worker's Pool holds its share.
     workers = min(config.web_concurrency, config.max_connections)
@@ -111,7 +106,7 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
         "post_fork": catch_stop_while_booting,
         "post_worker_init": freeze_loaded_objects,
         "child_exit": forget_dead_worker,
-        "on_exit": remove_metrics_dir,
+        "on_exit": lambda _arbiter: shutil.rmtree(metrics_dir, ignore_errors=True),
     }
 
 

@@ -23,9 +23,7 @@ from .rules import asks_to_close, check_head, has_body
 # A client does not retry a request failed on a connection it never used.
 FIRST_REQUEST_GRACE_SECONDS = 1.0
 DRAIN_POLL_SECONDS = 0.05
-# Waited for the master's listening sockets to close, else the stop is this
-# worker's own (a reload: the others keep serving the socket).
-MASTER_WAIT_SECONDS = 2.0
+MASTER_WAIT_SECONDS = 2.0  # then the stop is this worker's own (a reload)
 MASTER_POLL_SECONDS = 0.002
 HEARTBEAT_SECONDS = 1.0
 LINGER_SECONDS = 1.0  # after a close, reading the client's rest
