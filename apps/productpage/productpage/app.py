@@ -128,9 +128,8 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
     @app.get("/productpage")
     def product_page():
         user = _current_user()
-        details, reviews = backends.details_and_reviews(
-            PRODUCT_ID, outgoing_headers(request.environ, user)
-        )
+        headers = outgoing_headers(request.environ, user)
+        details, reviews = backends.details_and_reviews(PRODUCT_ID, headers)
         timing.record("details", details)
         timing.record("reviews", reviews)
         return render_template(
