@@ -1,10 +1,6 @@
-"""Entry point: `python -m productpage` (what ./serve runs).
-
-Everything that must be decided once per start, before gunicorn forks its
-workers, happens here: the configuration is validated (exit 2 on a bad value,
-before any socket is opened), the session key is chosen so every worker signs
-with the same one, and the metrics directory the workers share is created.
-"""
+"""Entry point (what ./serve runs): what is decided once per start, before
+gunicorn forks: the configuration (exit 2 on a bad value), the session key
+every worker signs with, the metrics directory the workers share."""
 
 import logging
 import os
@@ -15,18 +11,10 @@ import tempfile
 
 from .config import SERVICE, Config, ConfigError, from_env
 
-_PY_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "warn": logging.WARNING,
-    "error": logging.ERROR,
-}
-
 
 def raise_open_files_limit(config: Config) -> None:
-    """Let each worker hold HTTP_MAX_CONNECTIONS client sockets, and the
-    backend sockets of the pages in flight, without running out of file
-    descriptors (the soft limit is often 1024; the workers inherit it)."""
+    """Room for HTTP_MAX_CONNECTIONS client sockets and the backend sockets of
+    the pages in flight (the soft limit is often 1024; the workers inherit it)."""
     want = 4 * config.max_connections + 256
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or soft >= want:
@@ -51,20 +39,19 @@ def main() -> int:
         return 2
 
     logging.basicConfig(
-        level=_PY_LOG_LEVELS[config.log_level],
+        level=config.log_level.upper(),  # logging knows WARN as WARNING
         stream=sys.stderr,
         format=f"%(asctime)s {SERVICE} %(levelname)s %(name)s: %(message)s",
     )
     raise_open_files_limit(config)
 
-    # Under $TMPDIR (an emptyDir on /tmp in Kubernetes, whose root filesystem
-    # is read-only); fresh per start so counters never carry over.
+    # Under $TMPDIR (writable in Kubernetes); fresh, so counters never carry over.
     metrics_dir = tempfile.mkdtemp(prefix=f"{SERVICE}-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
 
     secret_key = config.session_secret or secrets.token_urlsafe(32)
 
-    from .serving import ProductpageServer
+    from .serving.server import ProductpageServer
 
     ProductpageServer(config, secret_key, metrics_dir).run()
     return 0

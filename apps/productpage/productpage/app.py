@@ -2,6 +2,7 @@
 
 import json
 import re
+from contextlib import suppress
 from urllib.parse import urlsplit
 
 import gevent
@@ -22,13 +23,10 @@ PRODUCT_ID = 0
 METHOD_NOT_ALLOWED = b'{"error":"method not allowed"}'
 JSON = "application/json"
 
-# The signed-in user's name, in UTF-8 bytes: it is shown on every page, sent
-# to the backends as end-user and kept in the session cookie, so it is
-# bounded (a 5 MB name made a 5 MB page; one over 8 KB a cookie that
-# gunicorn refuses, failing every later request with 431).
+# The user name (UTF-8) is on every page, in end-user and in the cookie: a
+# 5 MB one made a 5 MB page, one over 8 KB a cookie gunicorn refuses (431).
 MAX_USERNAME_BYTES = 256
-# The largest request body read (the login form; no other route reads one).
-MAX_BODY_BYTES = 16 * 1024
+MAX_BODY_BYTES = 16 * 1024  # the login form's; no other route reads a body
 
 USERNAME_TOO_LONG = json.dumps(
     {"error": f"username too long: at most {MAX_USERNAME_BYTES} bytes (UTF-8)"}
@@ -54,27 +52,21 @@ def _username_fits(user: str) -> bool:
 
 
 def _current_user() -> str | None:
-    user = session.get("user")
-    # A longer one can only come from a cookie signed before the bound (with
-    # the same SESSION_SECRET): not signed in.
+    user = session.get("user")  # too long: signed before the bound, so not signed in
     return user if isinstance(user, str) and user and _username_fits(user) else None
-
-
-_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 
 
 def _origin_host(scheme: str, host: str) -> str:
     host = host.lower()
-    default = _DEFAULT_PORTS.get(scheme)
+    default = {"http": ":80", "https": ":443"}.get(scheme)
     return host[: -len(default)] if default and host.endswith(default) else host
 
 
 def same_origin_path(referer: str | None, scheme: str, host: str) -> str | None:
-    """The path (and query) of referer when it points into this site: a
-    path, or an absolute URL with the request's own scheme and host. None
-    for anything else, so that a redirect never leads to another site."""
-    # Printable ASCII only (browsers percent-encode the rest); no backslash,
-    # which browsers read as a slash ("/\\evil.example" is "//evil.example").
+    """The path (and query) of referer when it points into this site (a path,
+    or a URL with the request's scheme and host), else None: a redirect never
+    leads to another site. Printable ASCII only (browsers encode the rest), no
+    backslash, which browsers read as a slash ("/\\evil.example")."""
     if not referer or not re.fullmatch(r"[\x21-\x7e]+", referer) or "\\" in referer:
         return None
     try:
@@ -87,7 +79,6 @@ def same_origin_path(referer: str | None, scheme: str, host: str) -> str | None:
     ):
         return None
     path = parts.path or "/"
-    # "//host/..." would be another site again (a network-path reference).
     if not path.startswith("/") or path.startswith("//"):
         return None
     return path + ("?" + parts.query if parts.query else "")
@@ -106,15 +97,10 @@ def _passthrough(result: Result) -> Response:
 
 def create_app(config: Config, secret_key: str, backends: Backends | None = None):
     """The Flask app, its wsgi_app wrapped in the metrics/access-log middleware."""
-    # The static route is added below, after automatic OPTIONS is turned off,
-    # so that OPTIONS gets the same JSON 405 as every other unserved method.
+    # Static route added after OPTIONS is off, so OPTIONS gets the JSON 405 too.
     app = Flask(__name__, static_folder=None)
-    # Only canonical paths match: werkzeug would otherwise answer a path with
-    # "//" with a 308 whose Location it builds from the client's Host header
-    # (GET /static//etc/passwd). Set before any rule is added: each rule
-    # takes the map's setting when added. (The other redirect, to add a
-    # trailing slash, needs a rule ending in "/": only "/" does, and no
-    # request path is shorter.)
+    # Else "//" gets a 308 to a Location built from Host (GET /static//etc/passwd).
+    # Set before any rule: each takes the map's setting when added.
     app.url_map.merge_slashes = False
     app.jinja_options = {"trim_blocks": True, "lstrip_blocks": True}
     app.config.update(
@@ -123,7 +109,6 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SEND_FILE_MAX_AGE_DEFAULT=3600,
-        # A Content-Length above it: 413 before any of the body is read.
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     app.session_interface = SigningSessions()
@@ -143,9 +128,8 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
     @app.get("/productpage")
     def product_page():
         user = _current_user()
-        details, reviews = backends.details_and_reviews(
-            PRODUCT_ID, outgoing_headers(request.environ, user)
-        )
+        headers = outgoing_headers(request.environ, user)
+        details, reviews = backends.details_and_reviews(PRODUCT_ID, headers)
         timing.record("details", details)
         timing.record("reviews", reviews)
         return render_template(
@@ -158,20 +142,14 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     @app.post("/login")
     def login():
-        if "Transfer-Encoding" in request.headers:
-            # A chunked body could only be measured by reading it (a chunk
-            # size of many GB is just a promise); forms come with a length.
+        if "Transfer-Encoding" in request.headers:  # only reading it would measure it
             return json_response(LENGTH_REQUIRED, 411)
-        # The form must arrive in time too: gunicorn's gevent worker reads a
-        # body with no timeout of its own. (The worker closes the connection
-        # after any request with a body, so nothing is left half read.)
-        deadline = gevent.Timeout(config.header_timeout)
-        try:
-            with deadline:
-                user = request.values.get("username", "")
-        except gevent.Timeout as err:
-            if err is not deadline:
-                raise
+        # gunicorn reads a body with no timeout of its own (and the worker
+        # closes after a body, so nothing is left half read).
+        user = None
+        with gevent.Timeout(config.header_timeout, False):  # False: ends the block quietly
+            user = request.values.get("username", "")
+        if user is None:
             return json_response(BODY_TIMEOUT, 408)
         if not _username_fits(user):
             return json_response(USERNAME_TOO_LONG, 400)
@@ -190,22 +168,13 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
     def products():
         return json_response(PRODUCTS_JSON)
 
-    @app.get("/api/v1/products/<id>")
-    def product_details(id):
-        result = backends.details(id, outgoing_headers(request.environ, _current_user()))
-        timing.record("details", result)
-        return _passthrough(result)
-
-    @app.get("/api/v1/products/<id>/reviews")
-    def product_reviews(id):
-        result = backends.reviews(id, outgoing_headers(request.environ, _current_user()))
-        timing.record("reviews", result)
-        return _passthrough(result)
-
-    @app.get("/api/v1/products/<id>/ratings")
-    def product_ratings(id):
-        result = backends.ratings(id, outgoing_headers(request.environ, _current_user()))
-        timing.record("ratings", result)
+    # One endpoint per route, so no rule's defaults make werkzeug redirect.
+    @app.get("/api/v1/products/<id>", endpoint="details", defaults={"part": "details"})
+    @app.get("/api/v1/products/<id>/reviews", endpoint="reviews", defaults={"part": "reviews"})
+    @app.get("/api/v1/products/<id>/ratings", endpoint="ratings", defaults={"part": "ratings"})
+    def product_part(id, part):
+        result = getattr(backends, part)(id, outgoing_headers(request.environ, _current_user()))
+        timing.record(part, result)
         return _passthrough(result)
 
     @app.get("/health")
@@ -221,9 +190,7 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     @app.before_request
     def label_route():
-        if request.environ.get("PATH_INFO", "").startswith("//"):
-            # werkzeug matches "//x" as "/x" (it strips leading slashes):
-            # not a path of ours, whatever the method.
+        if request.environ.get("PATH_INFO", "").startswith("//"):  # werkzeug matches it as "/x"
             raise NotFound()
         if request.url_rule is not None:
             request.environ[ROUTE_KEY] = labels[request.url_rule.rule]
@@ -232,13 +199,9 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
     def method_not_allowed(err):
         allowed = sorted(err.valid_methods or ())
         if allowed:
-            try:
+            with suppress(RoutingException):  # not expected: the label stays "unmatched"
                 rule, _ = app.create_url_adapter(request).match(method=allowed[0], return_rule=True)
                 request.environ[ROUTE_KEY] = labels[rule.rule]
-            except RoutingException:
-                # Not expected with merge_slashes off; the answer would
-                # stay 405, the label "unmatched".
-                pass
         response = json_response(METHOD_NOT_ALLOWED, 405)
         response.headers["Allow"] = ", ".join(allowed)
         return response
@@ -249,8 +212,7 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     @app.errorhandler(HTTPException)
     def http_error(err):
-        # Its name in JSON: {"error":"not found"}, werkzeug's 400 for a form
-        # body cut short, and any exception (Flask's InternalServerError).
+        # {"error":"not found"}, a form cut short (400), any exception (500).
         body = json.dumps({"error": (err.name or "error").lower()}, separators=(",", ":"))
         return json_response(body.encode(), err.code or 500)
 

@@ -1,9 +1,6 @@
-"""The calls productpage makes to details, reviews and ratings.
-
-Attempts, timeouts and error texts are docs/contract.md's (upstream Bookinfo):
-details and ratings one attempt, reviews two, 3 s each; a failed call yields
-the backend's status (500 when there was no response) and a fixed error.
-"""
+"""Calls to details, reviews and ratings as docs/contract.md (upstream Bookinfo)
+has them: details and ratings one attempt, reviews two, 3 s each; a failure
+gives the backend's status (500 without a response) and a fixed error."""
 
 import json
 import logging
@@ -25,40 +22,18 @@ DETAILS_ERROR = "Sorry, product details are currently unavailable for this book.
 REVIEWS_ERROR = "Sorry, product reviews are currently unavailable for this book."
 RATINGS_ERROR = "Sorry, product ratings are currently unavailable for this book."
 
-# Tracing and identity headers forwarded from the incoming request, in the
-# order they are given room (see outgoing_headers): tracing and identity
-# first, the large and least used (user-agent, cookie) last. end-user is
-# deliberately absent: it is set from the session only, and always fits.
+# Forwarded, in the order given room: tracing and identity first, the large and
+# least used last. end-user is not: it comes from the session only.
 FORWARD_HEADERS = (
-    "x-request-id",
-    "x-ot-span-context",
-    "x-datadog-trace-id",
-    "x-datadog-parent-id",
-    "x-datadog-sampling-priority",
-    "traceparent",
-    "tracestate",
-    "x-cloud-trace-context",
-    "grpc-trace-bin",
-    "x-b3-traceid",
-    "x-b3-spanid",
-    "x-b3-parentspanid",
-    "x-b3-sampled",
-    "x-b3-flags",
-    "b3",
-    "sw8",
-    "authorization",
-    "jwt",
-    "user-agent",
-    "cookie",
+    *("x-request-id", "x-ot-span-context"),
+    *("x-datadog-trace-id", "x-datadog-parent-id", "x-datadog-sampling-priority"),
+    *("traceparent", "tracestate", "x-cloud-trace-context", "grpc-trace-bin"),
+    *("x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid", "x-b3-sampled", "x-b3-flags", "b3"),
+    *("sw8", "authorization", "jwt", "user-agent", "cookie"),
 )
 _ENVIRON_KEYS = tuple(("HTTP_" + h.upper().replace("-", "_"), h, len(h)) for h in FORWARD_HEADERS)
 
-# Bounds on what is forwarded, in bytes of name + value (a header line on the
-# wire adds ": " and CRLF). details' WEBrick reads header lines in 4096-byte
-# pieces: a line of 4095 or 4096 bytes (or 8191, 8192, ...) ends its head
-# early, and the rest of the line is read as a second request on the pooled
-# connection, whose answer the next caller would get. No forwarded line gets
-# near that, nor do all of them together reach a second such boundary.
+# Name + value bytes, clear of details' 4096-byte lines (DESIGN.md, "Forwarded headers: bounded").
 MAX_FORWARDED_FIELD = 4000
 MAX_FORWARDED_TOTAL = 8000
 # RFC 9110 5.5: field-value = *( VCHAR / obs-text / SP / HTAB ), no CR, LF, NUL.
@@ -66,8 +41,7 @@ _FIELD_VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
 
 log = logging.getLogger(__name__)
 
-# Outbound header name -> the value's bytes as they arrived.
-Headers = dict[str, bytes]
+Headers = dict[str, bytes]  # outbound name -> the value's bytes as they arrived
 
 
 @dataclass
@@ -89,20 +63,14 @@ class Result:
 
 
 def outgoing_headers(environ: Mapping[str, Any], user: str | None) -> Headers:
-    """Headers for every outbound call made while serving environ.
-
-    WSGI hands header values over as latin-1 decoded str, so they are encoded
-    back to the bytes that arrived. Only well-formed values are forwarded,
-    each at most MAX_FORWARDED_FIELD bytes (name + value), all together at
-    most MAX_FORWARDED_TOTAL: end-user first, then FORWARD_HEADERS in order;
-    a header that does not fit is dropped whole (never cut), and the ones
-    after it still get their turn.
-    """
+    """Headers for every outbound call made while serving environ, as the
+    bytes that arrived (WSGI decodes them as latin-1). Only well-formed values,
+    within the bounds above: end-user first, then FORWARD_HEADERS in order; one
+    that does not fit is dropped whole, and the ones after it get their turn."""
     headers = {}
     room = MAX_FORWARDED_TOTAL
     if user:
         value = user.encode("utf-8")
-        # A user name cannot smuggle a header line into the outbound request.
         if _FIELD_VALUE.fullmatch(value) and len(value) + 8 <= MAX_FORWARDED_FIELD:
             headers["end-user"] = value
             room -= len(value) + 8
@@ -150,9 +118,7 @@ class Backends:
         return _call(self.ratings_pool, f"/ratings/{_quote(product_id)}", headers, 1, RATINGS_ERROR)
 
     def details_and_reviews(self, product_id, headers: Headers) -> tuple[Result, Result]:
-        """Both calls at once: details in a greenlet of its own, reviews in
-        the caller's (gunicorn's gevent worker patched the sockets, so each
-        waits for its reply without holding up the other)."""
+        """Both at once: details in a greenlet of its own, reviews in the caller's."""
         details = gevent.spawn(self.details, product_id, headers)
         reviews = self.reviews(product_id, headers)
         return details.get(), reviews

@@ -1,11 +1,6 @@
-"""Request metrics and the access log, as a WSGI middleware.
-
-gunicorn serves with several worker processes, so the numbers must be summed
-across them: when PROMETHEUS_MULTIPROC_DIR is set (the launcher in
-__main__ always sets it, to a fresh directory per start), prometheus_client
-keeps each worker's values in a memory-mapped file there and /metrics merges
-them all. Without it (tests in one process) values live in memory.
-"""
+"""Request metrics and the access log, as a WSGI middleware. With
+PROMETHEUS_MULTIPROC_DIR (__main__ sets it) each worker's values are in a file
+there and /metrics sums them; without it (tests in one process), in memory."""
 
 import os
 import time
@@ -23,9 +18,7 @@ BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 ROUTE_KEY = "productpage.route"
 UNMATCHED = "unmatched"
 
-# The catalogue names two metrics; the extra *_created series are noise (and
-# multiprocess mode never exports them, so in-process tests see the same).
-disable_created_metrics()
+disable_created_metrics()  # noise, and never exported in multiprocess mode
 
 # Anything else is counted as OTHER, so made-up methods cannot add series.
 _METHODS = frozenset(
@@ -65,8 +58,7 @@ class Metrics:
         children[1].observe(seconds)
 
     def exposition(self):
-        """(body, content type) in the Prometheus text format 0.0.4 (what the
-        catalogue names; generate_latest's output is that format)."""
+        """(body, content type) in the Prometheus text format 0.0.4."""
         if self.multiprocess:
             registry = CollectorRegistry()
             MultiProcessCollector(registry)
@@ -80,8 +72,7 @@ def _rfc3339(now: float) -> str:
 
 
 def _logged_path(environ) -> str:
-    # The raw, still percent-encoded path: a decoded one could carry blanks or
-    # line breaks into the log line.
+    # Still percent-encoded: a decoded one could carry blanks or line breaks.
     raw = environ.get("RAW_URI") or quote(environ.get("PATH_INFO", ""), safe="/")
     return raw.split("?", 1)[0]
 
@@ -107,12 +98,8 @@ class Instrumented:
         seconds = time.perf_counter() - started
         status = seen[-1][:3] if seen else "500"
         method = environ["REQUEST_METHOD"]
-        self.metrics.observe(
-            method if method in _METHODS else "OTHER",
-            environ.get(ROUTE_KEY, UNMATCHED),
-            status,
-            seconds,
-        )
+        route = environ.get(ROUTE_KEY, UNMATCHED)
+        self.metrics.observe(method if method in _METHODS else "OTHER", route, status, seconds)
         if self.access_log:
             line = (
                 f"{_rfc3339(time.time())} {SERVICE} {method} "

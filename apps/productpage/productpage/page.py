@@ -1,9 +1,5 @@
-"""Turn backend JSON into what the product page template shows.
-
-The page must answer 200 whatever the backends send, so anything that does
-not have the expected shape is shown as that backend's error instead of
-reaching the template.
-"""
+"""Backend JSON -> what the product page template shows. The page answers 200
+whatever the backends send: a wrong shape is shown as that backend's error."""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,23 +10,14 @@ from .backends import DETAILS_ERROR, REVIEWS_ERROR, Result
 
 MAX_STARS = 5
 
-# One element per full star carries "glyphicon glyphicon-star" (docs tests
-# count them); an empty star must not contain that text at all. The stars
-# are assembled here rather than in a template loop: it is the hottest part
-# of the page and this costs a tenth of the loop.
+# Docs tests count "glyphicon glyphicon-star", so an empty star lacks it. Built
+# here, not in a template loop: the page's hottest part, at a tenth of the cost.
 _FULL_STAR = '<span class="glyphicon glyphicon-star star-full" aria-hidden="true">&#9733;</span>'
 _EMPTY_STAR = '<span class="star-empty" aria-hidden="true">&#9734;</span>'
 
-_DETAIL_ROWS = (
-    ("author", "Author"),
-    ("year", "Year"),
-    ("type", "Type"),
-    ("pages", "Pages"),
-    ("publisher", "Publisher"),
-    ("language", "Language"),
-    ("ISBN-10", "ISBN-10"),
-    ("ISBN-13", "ISBN-13"),
-)
+# details' keys in the page's order, each with its label: the key, capitalised.
+_DETAIL_KEYS = ("author", "year", "type", "pages", "publisher", "language", "ISBN-10", "ISBN-13")
+_DETAIL_ROWS = tuple((key, key[0].upper() + key[1:]) for key in _DETAIL_KEYS)
 
 
 @dataclass
@@ -69,18 +56,14 @@ class ReviewsView:
 
 
 def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else str(value)
+    return "" if value is None else value if isinstance(value, str) else str(value)
 
 
 def details_view(result: Result) -> DetailsView:
     data = result.data
     if not result.ok or not isinstance(data, dict):
         return DetailsView(error=_error_text(data, DETAILS_ERROR))
-    return DetailsView(
-        rows=[(label, _text(data[key])) for key, label in _DETAIL_ROWS if key in data]
-    )
+    return DetailsView([(label, _text(data[key])) for key, label in _DETAIL_ROWS if key in data])
 
 
 def _rating(value: Any) -> Rating | None:
@@ -91,9 +74,7 @@ def _rating(value: Any) -> Rating | None:
     stars = value.get("stars")
     if isinstance(stars, bool) or not isinstance(stars, (int, float)):
         return None
-    return Rating(
-        stars=max(0, min(MAX_STARS, int(stars))), color=_text(value.get("color", "black"))
-    )
+    return Rating(max(0, min(MAX_STARS, int(stars))), _text(value.get("color", "black")))
 
 
 def reviews_view(result: Result) -> ReviewsView:
@@ -105,12 +86,9 @@ def reviews_view(result: Result) -> ReviewsView:
         for r in data["reviews"]
         if isinstance(r, dict)
     ]
-    clustername = _text(data.get("clustername"))
-    return ReviewsView(
-        reviews=reviews,
-        podname=_text(data.get("podname")),
-        clustername=clustername if clustername and clustername != "null" else None,
-    )
+    cluster = _text(data.get("clustername"))
+    cluster = None if cluster in ("", "null") else cluster
+    return ReviewsView(reviews, _text(data.get("podname")), cluster)
 
 
 def _error_text(data: Any, default: str) -> str:

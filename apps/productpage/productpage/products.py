@@ -2,9 +2,7 @@
 
 import json
 
-# The author's full name is left out of the description on purpose: docs tests
-# grep the page for "William Shakespeare" to learn that details answered, so
-# only the details backend may put it there.
+# No "William Shakespeare": docs tests grep the page for it to learn that details answered.
 PRODUCTS = [
     {
         "id": 0,
@@ -18,5 +16,4 @@ PRODUCTS = [
     }
 ]
 
-# Serialised once: the list never changes while the process runs.
 PRODUCTS_JSON = json.dumps(PRODUCTS).encode()

@@ -1,9 +1,5 @@
-"""Flask's signed-cookie sessions, minus a per-request cost.
-
-Flask builds a new itsdangerous serializer (key derivation included) for every
-request, session cookie or not: about 11 us, a sixth of what Flask spends on
-/health. The key never changes while the process runs, so one is kept.
-"""
+"""Flask's signed-cookie sessions, with one serializer per process instead of
+one per request (DESIGN.md, "How each knob is implemented": 11 us a request)."""
 
 from flask.sessions import SecureCookieSessionInterface
 

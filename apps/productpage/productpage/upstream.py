@@ -29,12 +29,8 @@ _sent_on_reused = contextvars.ContextVar("sent_on_reused", default=False)
 
 
 class RetiringConnection(HTTPConnection):
-    """urllib3's connection, closed after `retire_after` responses.
-
-    Closed here, after the response was read in full (the pool preloads
-    every body), the connection is what urllib3 finds dropped when it next
-    takes it from the pool: it connects again, and the count starts over.
-    """
+    """urllib3's connection, closed after `retire_after` responses (each read
+    whole: the pool preloads), so urllib3 finds it dropped and connects anew."""
 
     def __init__(self, *args, retire_after: int = 100, **kwargs):
         super().__init__(*args, **kwargs)
@@ -63,19 +59,9 @@ class BackendPool(urllib3.HTTPConnectionPool):
     ConnectionCls = RetiringConnection
 
 
-def pool(
-    host: str,
-    port: int,
-    *,
-    keepalive: bool,
-    max_requests: int,
-    nodelay: bool,
-    timeout: float,
-    max_idle: int,
-) -> BackendPool:
-    """The pool for one backend, keeping up to max_idle idle connections (so
-    a worker serving that many pages at once never discards one); calls go
-    through it with get()."""
+def pool(host, port, *, keepalive, max_requests, nodelay, timeout, max_idle) -> BackendPool:
+    """The pool for one backend, calls going through get(); up to max_idle idle
+    connections, so a worker serving that many pages never discards one."""
     return BackendPool(
         host,
         port,
@@ -84,8 +70,7 @@ def pool(
         # connect, and each read, bounded by what is left of the call's time
         timeout=urllib3.Timeout(total=timeout),
         retries=False,
-        # keep-alive off: the peer is told to close, and we close after the
-        # response too (whether or not the peer said so)
+        # keep-alive off: the peer is told to close, and we close after the answer too
         headers=None if keepalive else {"Connection": "close"},
         socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if nodelay else 0)],
         retire_after=max_requests if keepalive else 1,
@@ -114,9 +99,6 @@ def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, b
 def _closed_under_request(err: Exception) -> bool:
     """The peer closed or reset the connection before any response: urllib3
     reports it as ProtocolError("Connection aborted.", <the socket error>)."""
-    cause = (
-        err.args[1]
-        if isinstance(err, urllib3.exceptions.ProtocolError) and len(err.args) > 1
-        else None
-    )
-    return isinstance(cause, (ConnectionResetError, BrokenPipeError))
+    if not isinstance(err, urllib3.exceptions.ProtocolError) or len(err.args) < 2:
+        return False
+    return isinstance(err.args[1], (ConnectionResetError, BrokenPipeError))

@@ -3,7 +3,7 @@
 import pytest
 
 from productpage.config import Config, ConfigError, Peer, from_env
-from productpage.serving import gunicorn_settings
+from productpage.serving.server import gunicorn_settings
 from service import run_serve
 
 

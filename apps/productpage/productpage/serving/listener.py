@@ -1,7 +1,6 @@
-"""Closing the listening socket that the master and every worker share
-without resetting a connection queued on it: plug() fills its queue with a
-connection of our own first (DESIGN.md, "Closing the listening socket
-without a reset", says how and why it holds)."""
+"""Closing the shared listening socket without resetting a queued connection:
+plug() fills its queue with one of our own first (DESIGN.md, "Closing the
+listening socket without a reset")."""
 
 import errno
 import fcntl
@@ -12,8 +11,7 @@ import time
 
 import gevent
 
-# How long one plug may take to be acknowledged before it is tried again
-# (on loopback it takes microseconds, or never when another got there first).
+# Then a plug is tried again (its ack takes microseconds, or never comes).
 PLUG_WAIT_SECONDS = 0.05
 PLUG_POLL_SECONDS = 0.001
 
@@ -60,9 +58,9 @@ def _try_plug(address):
 
 
 def plug(listener, serve, until: float):
-    """Serve what is queued on listener and leave it full with a connection
-    of our own (see the module's note); that socket, for the caller to close
-    after the listener. None if no plug held by `until`."""
+    """Serve what is queued on listener, then fill its queue with our own
+    connection: returned for the caller to close after the listener, or None
+    if no plug held by `until`."""
     listener.listen(0)
     listener.setblocking(False)
     address = _own_address(listener)

@@ -1,18 +1,12 @@
-"""Request checks that RFC 9112/9110 require and gunicorn's parser leaves to
-the application (the wire rules of docs/contract.md).
-
-check_head raises gunicorn's InvalidHeader, which its worker answers with its
-own 400 and a closed connection. Repeated Host, Content-Length and
-Transfer-Encoding, both framings at once, a non-decimal Content-Length,
-obs-fold and control characters are gunicorn's own 400s already.
-"""
+"""Request checks RFC 9112/9110 require and gunicorn's parser leaves to the
+application (docs/contract.md's wire rules); gunicorn answers check_head's
+InvalidHeader with its own 400 and a close."""
 
 import re
 
 from gunicorn.http.errors import InvalidHeader
 
-# RFC 9110 7.2 / RFC 3986 3.2.2: Host = uri-host [ ":" port ], uri-host an
-# IP-literal, an IPv4 address or a reg-name (possibly empty).
+# RFC 9110 7.2 / RFC 3986 3.2.2: IP-literal, IPv4 or reg-name (maybe empty), then ":" port.
 _HOST = re.compile(
     r"(?:\[(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+)\]"
     r"|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)"

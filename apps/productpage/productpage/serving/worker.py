@@ -1,10 +1,6 @@
-"""gunicorn's gevent worker with the wire rules of docs/contract.md, through
-its public methods (DESIGN.md, "How each knob is implemented", says what
-each does and why): HTTP_NODELAY on accepted sockets (`handle`), the head
-deadline (`timeout_ctx`, `_NextHead`), the checks of rules.py, "close" in
-any Connection field, "Connection: close" after a body or the
-MAX_PIPELINED-th request in a row, and the drain (`init_signals`, `run`,
-listener.py)."""
+"""gunicorn's gevent worker with docs/contract.md's wire rules, through its
+public methods: TCP_NODELAY, the head deadline, rules.py's checks, and the
+drain (DESIGN.md, "How each knob is implemented", says how and why)."""
 
 import contextlib
 import signal
@@ -24,23 +20,15 @@ from gunicorn.workers.ggevent import GeventWorker
 from . import listener as listeners
 from .rules import asks_to_close, check_head, has_body
 
-# A client writes its first request right after connecting and does not
-# retry one that failed on a connection it never used: ending such a
-# connection at once would fail it.
+# A client does not retry a request failed on a connection it never used.
 FIRST_REQUEST_GRACE_SECONDS = 1.0
 DRAIN_POLL_SECONDS = 0.05
-# How long a stopping worker waits for the master to close its copy of the
-# listening socket (DrainingArbiter) before it takes the stop as its own
-# (a reload or fewer workers: the others keep serving the socket).
-MASTER_WAIT_SECONDS = 2.0
+MASTER_WAIT_SECONDS = 2.0  # then the stop is this worker's own (a reload)
 MASTER_POLL_SECONDS = 0.002
 HEARTBEAT_SECONDS = 1.0
-# How long a connection closed after a body lingers to read the client's rest.
-LINGER_SECONDS = 1.0
-# Requests in a row one connection may pipeline; the last is answered with
-# "Connection: close" (RFC 9112 9.3.2: the client retries the rest). Without
-# it gunicorn renders pipelined requests until the socket buffers fill
-# (megabytes on loopback). The same cap as ratings'.
+LINGER_SECONDS = 1.0  # after a close, reading the client's rest
+# Pipelined requests in a row; the last says "Connection: close" and the client
+# retries the rest (RFC 9112 9.3.2). The same cap as ratings'.
 MAX_PIPELINED = 16
 
 # select() itself, not gevent's: a zero-timeout poll that never yields.
@@ -60,15 +48,23 @@ class HeadTimeout(Exception):
 
 
 class _Connection:
-    __slots__ = ("sock", "accepted", "requests", "pipelined", "request", "unreader", "head_timer")
+    """One client connection, and the context gunicorn reads each of its heads
+    in when keep-alive is on (timeout_ctx)."""
 
-    def __init__(self, sock):
+    __slots__ = (
+        *("sock", "keepalive", "header_timeout", "accepted"),  # fixed at the accept
+        *("requests", "pipelined", "request", "unreader", "head_timer"),
+    )
+
+    def __init__(self, sock, keepalive, header_timeout):
         self.sock = sock
+        self.keepalive = keepalive
+        self.header_timeout = header_timeout
         self.accepted = time.monotonic()
         self.requests = 0
         self.pipelined = 0
         self.request = None  # the one being served
-        self.unreader = None  # gunicorn's read buffer of this connection
+        self.unreader = None  # gunicorn's read buffer
         self.head_timer = None
 
     def start_head_timer(self, deadline: float):
@@ -94,48 +90,32 @@ class _Connection:
             return False
         return True
 
-
-class _NextHead:
-    """timeout_ctx: with keep-alive on, gunicorn reads each request inside it."""
-
-    __slots__ = ("conn", "keepalive", "header_timeout")
-
-    def __init__(self, conn, keepalive, header_timeout):
-        self.conn = conn
-        self.keepalive = keepalive
-        self.header_timeout = header_timeout
-
     def __enter__(self):
-        conn = self.conn
-        if not conn.requests:
-            deadline = conn.accepted + self.header_timeout
-            if not conn.await_first_byte(deadline):
+        if not self.requests:
+            deadline = self.accepted + self.header_timeout
+            if not self.await_first_byte(deadline):
                 raise StopIteration("no request")  # gunicorn closes quietly
         else:
-            # Right after the previous answer, before anything yields: a
-            # client waiting for that answer cannot have sent more yet.
-            if conn.next_request_arrived():
-                conn.pipelined += 1
+            # Before anything yields: a client awaiting the answer sent nothing more.
+            if self.next_request_arrived():
+                self.pipelined += 1
             else:
-                conn.pipelined = 0
-                if not conn.await_first_byte(time.monotonic() + self.keepalive):
+                self.pipelined = 0
+                if not self.await_first_byte(time.monotonic() + self.keepalive):
                     raise StopIteration("keep-alive timeout")
             deadline = time.monotonic() + self.header_timeout
-        conn.start_head_timer(deadline)
+        self.start_head_timer(deadline)
         return self
 
     def __exit__(self, *exc):
-        self.conn.stop_head_timer()
+        self.stop_head_timer()
         return False
 
 
 class ProductpageWorker(GeventWorker):
-    # Set per start by worker_class() before gunicorn forks the workers.
-    nodelay = True
+    nodelay = True  # these two set by worker_class() before the fork
     header_timeout = 10.0
-    # Readable (end-of-file) once the master has closed its listening
-    # sockets (server.DrainingArbiter); set by the post_fork hook.
-    listeners_closed_fd = None
+    listeners_closed_fd = None  # EOF once the master closed its listeners (post_fork)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -145,7 +125,7 @@ class ProductpageWorker(GeventWorker):
 
     def init_signals(self):
         super().init_signals()
-        # In gevent's loop, so the worker reacts at once; SIGINT drains too.
+        # In gevent's loop, to react at once; SIGINT drains too.
         self.signal_watchers = [
             gevent.signal_handler(sig, self.handle_exit, sig, None)
             for sig in (signal.SIGTERM, signal.SIGINT)
@@ -190,9 +170,7 @@ class ProductpageWorker(GeventWorker):
 
     def await_master(self) -> bool:
         """Whether the whole server stops (the master closed its listening
-        sockets), this worker's copy then perhaps the last. Connections keep
-        being taken meanwhile: a stop sent to the process group reaches the
-        master and the workers at once."""
+        sockets), this worker's copy then perhaps the last."""
         fd = self.listeners_closed_fd
         give_up = time.monotonic() + MASTER_WAIT_SECONDS
         while fd is not None and not _readable(fd):
@@ -214,8 +192,7 @@ class ProductpageWorker(GeventWorker):
                 self.log.warning(
                     "Closing the listening socket unplugged: may reset queued connections"
                 )
-        # gunicorn's handler asks the listening socket for its name as it
-        # starts: every accepted connection's greenlet starts before it closes.
+        # gunicorn's handler starts with the listener's getsockname(): start them all.
         while any(glet not in self.connections for glet in server.pool):
             gevent.sleep(0)
         server.close()
@@ -225,7 +202,7 @@ class ProductpageWorker(GeventWorker):
     def handle(self, listener, client, addr):
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if self.nodelay else 0)
         me = gevent.getcurrent()
-        conn = self.connections[me] = _Connection(client)
+        conn = self.connections[me] = _Connection(client, self.cfg.keepalive, self.header_timeout)
         try:
             if not self.cfg.keepalive:
                 # gunicorn reads the one request without timeout_ctx.
@@ -241,7 +218,7 @@ class ProductpageWorker(GeventWorker):
         conn = self.connections.get(gevent.getcurrent())
         if conn is None:
             return super().timeout_ctx()
-        return _NextHead(conn, self.cfg.keepalive, self.header_timeout)
+        return conn
 
     def handle_request(self, listener_name, req, sock, addr):
         conn = self.connections.get(gevent.getcurrent())
@@ -291,8 +268,7 @@ class ProductpageWorker(GeventWorker):
                 hub.loop.run_callback(self.end_if_waiting, glet)
 
     def end_if_waiting(self, glet):
-        # In gevent's hub, every other greenlet paused: the check and the
-        # throw cannot be split by the connection's greenlet.
+        # In gevent's hub: the connection's greenlet cannot run between check and throw.
         conn = self.connections.get(glet)
         if conn is None or conn.request is not None or _readable(conn.sock):
             return  # serving, or a request (or EOF) waits: answered with close
@@ -302,8 +278,5 @@ class ProductpageWorker(GeventWorker):
 
 def worker_class(nodelay: bool, header_timeout: float = 10.0):
     """The worker class for this start, its settings fixed before fork."""
-    return type(
-        "ProductpageWorker",
-        (ProductpageWorker,),
-        {"nodelay": nodelay, "header_timeout": float(header_timeout)},
-    )
+    settings = {"nodelay": nodelay, "header_timeout": float(header_timeout)}
+    return type("ProductpageWorker", (ProductpageWorker,), settings)
