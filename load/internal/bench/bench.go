@@ -147,8 +147,10 @@ type Outcome struct {
 	Report            string
 	ReportNote        string
 	Notes             []string
-	Speed             []SpeedCheck // the host speed check (speed.go), in order
-	Soak              *Soak        // nil when skipped
+	Speed             []SpeedCheck        // the host speed check (speed.go), in order
+	Soak              *Soak               // nil when skipped
+	Scenarios         map[string]*Measure // scenario part -> its run (scenariopart.go)
+	Hostile           *HostileSoak        // the hostile soak (hostilesoak.go), nil when not run
 }
 
 // Run runs the plan's parts (cfg.Only's, with what they need); the stacks
@@ -187,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		o.LoadEnd = proc.LoadAvg()
 	}()
 	b.speed("before the stacks start")
-	if slices.ContainsFunc(parts, func(n string) bool { return kinds[plan.Part(n).Kind].stacks }) {
+	if slices.ContainsFunc(parts, func(n string) bool { return needsStacks(plan.Part(n)) }) {
 		stop, err := b.startStacks(ctx)
 		if stop != nil {
 			defer stop()
