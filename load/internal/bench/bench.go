@@ -36,12 +36,14 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/registry"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/proc"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/throughput"
 )
 
 // Config is one bench.
@@ -465,6 +467,8 @@ func (b *bench) measure(ctx context.Context, s *scenario.Scenario, targets []loa
 	res, err := runner.Run(ctx, runner.Config{
 		Scenario: s, Targets: targets, Out: b.cfg.Out, Progress: b.cfg.Progress,
 		Labels: map[string]string{"bench": "true"},
+		// This process's CPU per repetition: the throughput rows' CPU per Gbit/s.
+		EngineFor: throughput.Wrap(registry.ByScheme, fortioengine.Name),
 	})
 	after := b.cpu()
 	busy1, _ := proc.MachineCPU()

@@ -235,7 +235,7 @@ func (o *Outcome) page(cfg Config) page {
 	pg.Cost = o.costRows()
 	for _, pt := range o.Plan.Parts {
 		if k := kinds[pt.Kind]; k.section != nil {
-			pg.Sections = append(pg.Sections, section{Part: pt.Name, Text: k.section(o, pt)})
+			pg.Sections = append(pg.Sections, section{Part: pt.Name, Text: strings.TrimRight(k.section(o, pt), "\n")})
 		}
 	}
 	return pg

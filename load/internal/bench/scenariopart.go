@@ -217,7 +217,7 @@ func scenarioSection(o *Outcome, pt *Part) string {
 		b.WriteString("Not run.\n")
 		return b.String()
 	}
-	b.WriteString("Medians over the repetitions, ms, with their interval (`bookload compare`).\n\n")
+	b.WriteString("Medians over the repetitions, ms; ± is the larger half of the median's interval (`bookload compare`).\n\n")
 	b.WriteString("| profile | target | n | offered RPS | achieved | errors | p50 | p99 | p99.9 |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	rows := m.Table.Rows
 	for _, r := range rows {
