@@ -9,6 +9,7 @@ package hostile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -74,8 +75,8 @@ func slowHead(ctx context.Context, addr string, interval, limit time.Duration) (
 }
 
 func isTimeout(err error) bool {
-	ne, ok := err.(net.Error)
-	return ok && ne.Timeout()
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // NonReaders opens n connections to addr and on each writes pipelined
