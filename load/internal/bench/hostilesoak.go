@@ -204,8 +204,10 @@ func judgeHostile(o *Outcome, pt *Part) []Verdict {
 			v.Analysis = "-"
 		case !backT.Met(h.BackMB()):
 			v.Analysis = "memory kept after the clients left: what the flood allocated is not returned (see the hostile soak's rounds: growth shrinking round after round is a pool filling, steady growth a leak)"
-		default:
+		case h.HealthWhy != "":
 			v.Analysis = "/health waited behind the flood: " + h.HealthWhy
+		default:
+			v.Analysis = fmt.Sprintf("/health waited behind the flood: %.0f ms at the slowest", slowest)
 		}
 		out = append(out, v)
 	}
