@@ -36,12 +36,14 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/fortioengine"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine/registry"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/proc"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/throughput"
 )
 
 // Config is one bench.
@@ -147,8 +149,10 @@ type Outcome struct {
 	Report            string
 	ReportNote        string
 	Notes             []string
-	Speed             []SpeedCheck // the host speed check (speed.go), in order
-	Soak              *Soak        // nil when skipped
+	Speed             []SpeedCheck        // the host speed check (speed.go), in order
+	Soak              *Soak               // nil when skipped
+	Scenarios         map[string]*Measure // scenario part -> its run (scenariopart.go)
+	Hostile           *HostileSoak        // the hostile soak (hostilesoak.go), nil when not run
 }
 
 // Run runs the plan's parts (cfg.Only's, with what they need); the stacks
@@ -187,7 +191,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		o.LoadEnd = proc.LoadAvg()
 	}()
 	b.speed("before the stacks start")
-	if slices.ContainsFunc(parts, func(n string) bool { return kinds[plan.Part(n).Kind].stacks }) {
+	if slices.ContainsFunc(parts, func(n string) bool { return needsStacks(plan.Part(n)) }) {
 		stop, err := b.startStacks(ctx)
 		if stop != nil {
 			defer stop()
@@ -463,6 +467,8 @@ func (b *bench) measure(ctx context.Context, s *scenario.Scenario, targets []loa
 	res, err := runner.Run(ctx, runner.Config{
 		Scenario: s, Targets: targets, Out: b.cfg.Out, Progress: b.cfg.Progress,
 		Labels: map[string]string{"bench": "true"},
+		// This process's CPU per repetition: the throughput rows' CPU per Gbit/s.
+		EngineFor: throughput.Wrap(registry.ByScheme, fortioengine.Name),
 	})
 	after := b.cpu()
 	busy1, _ := proc.MachineCPU()

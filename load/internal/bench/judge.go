@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/local"
 )
@@ -220,30 +221,32 @@ func judgeMemory(o *Outcome, _ *Part) []Verdict {
 	return []Verdict{v}
 }
 
-// judgeSoak judges every service's RSS slope over the soak.
+// judgeSoak judges every service's RSS after the soak's warm-up third
+// (soaktrend.go): its slope, and the last third's new high over the second's.
 func judgeSoak(o *Outcome, sp *Part) []Verdict {
 	so := o.Soak
-	t := o.Plan.Targets.T("soak_rss_slope_mb")
-	v := Verdict{Targets: []string{"soak_rss_slope_mb"}, Subject: fmt.Sprintf("soak: RSS slope %s MB per 10 min for every service (full page at %g RPS, uniform)", t.Text(), sp.Load.QPS)}
-	if !so.Known() {
-		v.Measured = "not run (`--soak 0`) or fewer than three samples"
+	slopeT, stepT := o.Plan.Targets.T("soak_rss_slope_mb"), o.Plan.Targets.T("soak_rss_step_mb")
+	v := Verdict{Targets: []string{"soak_rss_slope_mb", "soak_rss_step_mb"},
+		Subject: fmt.Sprintf("soak: after the warm-up third, RSS slope %s MB per 10 min and last third's max %s MB over the second's, for every service (full page at %g RPS, uniform)", slopeT.Text(), stepT.Text(), sp.Load.QPS)}
+	if !so.Known() || !so.Trend("").Known() {
+		v.Measured = "not run (`--soak 0`) or too few samples after the warm-up"
 		return []Verdict{v}
 	}
 	v.Known, v.Met = true, true
 	var parts, over []string
 	for _, svc := range local.Services {
-		sl := so.Slope(svc)
-		parts = append(parts, fmt.Sprintf("%s %+.2f", svc, sl))
-		if !t.Met(sl) {
+		tr := so.Trend(svc)
+		parts = append(parts, fmt.Sprintf("%s %+.2f/%+.1f", svc, tr.Slope, tr.Step()))
+		if tr.Leaks(slopeT, stepT) {
 			v.Met = false
 			over = append(over, svc)
 		}
 	}
-	v.Measured = fmt.Sprintf("%s MB per 10 min over %v (%d samples)", strings.Join(parts, ", "), so.Duration, len(so.Samples))
+	v.Measured = fmt.Sprintf("slope MB per 10 min / step MB: %s, after the first %v of %v (%d samples)", strings.Join(parts, ", "), so.Trend("").WarmupEnd.Round(time.Second), so.Duration, len(so.Samples))
 	if v.Met {
-		v.Analysis = "no growth beyond the bound: the resident sets settle after the warm-up"
+		v.Analysis = "no growth beyond the bounds after the warm-up: the resident sets settle"
 	} else {
-		v.Analysis = "still growing: " + strings.Join(over, ", ") + " (see the soak's samples)"
+		v.Analysis = "still growing after the warm-up: " + strings.Join(over, ", ") + " (see the soak's samples)"
 	}
 	return []Verdict{v}
 }

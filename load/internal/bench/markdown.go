@@ -123,6 +123,7 @@ type page struct {
 	MaxRateP99, MaxRateResult  string
 	MaxRateStart               float64
 	Soak                       soakView
+	Sections                   []section // the parts whose kind renders its own section, in plan order
 	Notes                      []string
 	Analysis                   string
 }
@@ -232,8 +233,16 @@ func (o *Outcome) page(cfg Config) page {
 			ms(r.LatencyMS["p50"]), ms(r.LatencyMS["p90"]), ms(r.LatencyMS["p99"]), ms(r.LatencyMS["p99.9"]), met, busyText(pr.Measure)})
 	}
 	pg.Cost = o.costRows()
+	for _, pt := range o.Plan.Parts {
+		if k := kinds[pt.Kind]; k.section != nil {
+			pg.Sections = append(pg.Sections, section{Part: pt.Name, Text: strings.TrimRight(k.section(o, pt), "\n")})
+		}
+	}
 	return pg
 }
+
+// section is the BENCHMARKS.md section of a part whose kind renders it.
+type section struct{ Part, Text string }
 
 // baseProfile is the name of the base profile (100rps-10c).
 func (o *Outcome) baseProfile() string { return o.Plan.Base.Profile(0).Name }

@@ -9,6 +9,7 @@ import (
 
 	"fortio.org/fortio/fhttp"
 	flog "fortio.org/log"
+	"gopkg.in/yaml.v3"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/proc"
@@ -19,13 +20,18 @@ import (
 // kind, one entry here: its measure function stores what it measured in the
 // Outcome, its judge function turns that into verdicts (judge.go).
 type kind struct {
-	fields, required []string // plan fields beyond name and kind; of them, the required ones
-	load             []string // the fields its load: must give
-	targets          []string // the targets it may be judged on
-	stacks           bool     // needs the tuned and legacy stacks running
+	fields, required []string            // plan fields beyond name and kind; of them, the required ones
+	load             []string            // the fields its load: must give
+	targets          []string            // the targets it may be judged on
+	stacks           bool                // needs the tuned and legacy stacks running
+	stacksIf         func(pt *Part) bool // instead of stacks, when it depends on the part
 	needs            func(p *Plan, pt *Part) []string
 	measure          func(ctx context.Context, b *bench, pt *Part) error
 	judge            func(o *Outcome, pt *Part) []Verdict
+	// parse reads the fields of its own (into Part.Spec), section renders
+	// its part's section of BENCHMARKS.md; nil for kinds the template knows.
+	parse   func(r *reader, f map[string]*yaml.Node, path string, pt *Part)
+	section func(o *Outcome, pt *Part) string
 }
 
 var kinds map[string]*kind
@@ -65,14 +71,28 @@ func init() {
 			targets: []string{"max_rate_rps", "max_rate_p99_ms", "hold_fraction", "cpu_per_page_ms"},
 			stacks:  true, needs: none, measure: measureMaxRate, judge: judgeMaxRate},
 		"soak": {fields: []string{"load"}, required: []string{"load"}, load: []string{"qps", "connections", "duration"},
-			targets: []string{"soak_rss_slope_mb"}, stacks: true, needs: none, measure: measureSoak, judge: judgeSoak},
+			targets: []string{"soak_rss_slope_mb", "soak_rss_step_mb"}, stacks: true, needs: none, measure: measureSoak, judge: judgeSoak},
 		// The peak resident memory of every service, read when it runs:
 		// put it last.
+		// A published experiment (scenarios/), shortened: reported, judged
+		// only on its natural targets (scenariopart.go).
+		"scenario": {fields: scenarioFields, required: []string{"scenario", "duration", "repetitions"}, targets: scenarioTargets,
+			stacksIf: scenarioStacks, needs: none, measure: measureScenario, judge: judgeScenario, parse: parseScenario, section: scenarioSection},
+		// Rounds of slow heads and non-readers against every tuned service;
+		// its memory must come back (hostilesoak.go).
+		"hostile-soak": {fields: hostileFields, required: hostileFields, targets: hostileTargets,
+			stacks: true, needs: none, measure: measureHostile, judge: judgeHostile, parse: parseHostile, section: hostileSection},
 		"memory": {targets: []string{"total_rss_mb"}, stacks: true, needs: none, measure: measureMemory, judge: judgeMemory},
 	}
 }
 
 func none(*Plan, *Part) []string { return nil }
+
+// needsStacks says whether part pt needs the tuned and legacy stacks.
+func needsStacks(pt *Part) bool {
+	k := kinds[pt.Kind]
+	return k.stacks || (k.stacksIf != nil && k.stacksIf(pt))
+}
 
 func names(ps []*Part) []string {
 	var out []string

@@ -63,6 +63,7 @@ type Part struct {
 	Duration             time.Duration
 	Targets              []string
 	Line                 int
+	Spec                 any // the fields of a kind with a parse function
 }
 
 // Has says whether the part is judged on target.
@@ -279,6 +280,9 @@ func (r *reader) parts(n *yaml.Node) []*Part {
 					pt.Rungs = append(pt.Rungs, r.load(r.mapping(rn, rp, []string{"qps", "connections"}, []string{"qps", "connections"}), rp))
 				}
 			}
+		}
+		if k.parse != nil {
+			k.parse(r, f, path, pt)
 		}
 		if n := f["targets"]; n != nil {
 			if n.Kind != yaml.SequenceNode {

@@ -38,7 +38,7 @@ func TestShippedPlan(t *testing.T) {
 	if r := p.Routes(); len(r) != 4 || r[3].Service != "productpage" || r[3].Rate != 500 || r[3].Upstream != 2 {
 		t.Errorf("framework routes %+v", r)
 	}
-	if len(p.Targets.Order) != 12 {
+	if len(p.Targets.Order) != 15 {
 		t.Errorf("targets %v", p.Targets.Order)
 	}
 }
@@ -74,7 +74,7 @@ func planWith(t *testing.T, old, new string) (*Plan, error) {
 	if !strings.Contains(string(b), old) {
 		t.Fatalf("the plan has no %q", old)
 	}
-	return ParsePlan("bench/plan.yaml", []byte(strings.Replace(string(b), old, new, 1)))
+	return ParsePlan(planFile, []byte(strings.Replace(string(b), old, new, 1)))
 }
 
 // TestThresholdIsOneLine: a threshold changed in the plan changes the
@@ -103,7 +103,7 @@ func TestBadPlan(t *testing.T) {
 		{"    why: a leak at this pace is about 0.6 GB a day\n", "", []string{"targets.soak_rss_slope_mb.why: missing"}},
 		{"base: {qps: 100,", "base: {qps: -100,", []string{"bench/plan.yaml:10: base.qps: must be > 0, got \"-100\""}},
 		{"      - {qps: 2000, connections: 200}", "      - {qps: 2000, connections: 0}", []string{"parts[7].rungs[3].connections: must be an integer ≥ 1, got \"0\""}},
-		{"load: {qps: 200, connections: 20, duration: 30m}", "load: {qps: 200, connections: 20, duration: 30}", []string{"parts[9].load.duration: must be a duration with a unit", "got \"30\""}},
+		{"load: {qps: 200, connections: 20, duration: 30m}", "load: {qps: 200, connections: 20, duration: 30}", []string{"parts[12].load.duration: must be a duration with a unit", "got \"30\""}},
 		{"    kind: maxrate", "    kind: maxrates", []string{"parts[8].kind: unknown kind \"maxrates\""}},
 		{"    kind: maxrate\n    load: {qps: 500, duration: 30s}", "    kind: maxrate\n    load: {qps: 500}", []string{"parts[8].load.duration: missing"}},
 		{"  - name: ratings", "  - name: details", []string{"parts[2].name: part \"details\" defined twice"}},

@@ -14,9 +14,10 @@ import (
 
 // The soak: the tuned stack's full page at a fixed, uniform rate for a long
 // time (the plan's soak part; `bookload bench --soak` overrides its duration),
-// with the resident memory of every service sampled at a fixed interval. A
-// leak shows as a slope: the least-squares line through the samples, in MB
-// per 10 minutes, must meet soak_rss_slope_mb for every service.
+// with the resident memory of every service sampled at a fixed interval.
+// Judged after its first third (a warm-up, soaktrend.go): the slope of the
+// rest must meet soak_rss_slope_mb and the last third's highest reading
+// soak_rss_step_mb over the second third's, for every service.
 
 // QuickSoak is the soak of --quick.
 const QuickSoak = 30 * time.Second
@@ -158,13 +159,14 @@ type soakView struct {
 	Conns              int
 	Duration, Interval time.Duration
 	Bound, Load, Which string
+	StepBound, Warmup  string
 	Rows, Samples      [][]string
 }
 
 func (o *Outcome) soakView() soakView {
 	so := o.Soak
-	t := o.Plan.Targets.T("soak_rss_slope_mb")
-	v := soakView{Rate: o.Plan.first("soak").Load.QPS, Bound: t.Value()}
+	t, stepT := o.Plan.Targets.T("soak_rss_slope_mb"), o.Plan.Targets.T("soak_rss_step_mb")
+	v := soakView{Rate: o.Plan.first("soak").Load.QPS, Bound: t.Value(), StepBound: stepT.Value()}
 	if so == nil {
 		return v
 	}
@@ -173,9 +175,10 @@ func (o *Outcome) soakView() soakView {
 		v.Load = fmt.Sprintf("Load: achieved %.1f RPS, %d errors, p50 %s ms, p99 %s ms, p99.9 %s ms; all services %s ms CPU per page.",
 			r.QPS, r.Errors, ms(r.LatencyMS["p50"]), ms(r.LatencyMS["p99"]), ms(r.LatencyMS["p99.9"]), ms(so.Measure.stackCPUPerReq("tuned")))
 	}
-	if !so.Known() {
+	if !so.Known() || !so.Trend("").Known() {
 		return v
 	}
+	v.Warmup = so.Trend("").WarmupEnd.Round(time.Second).String()
 	for _, svc := range append(append([]string{}, local.Services...), "") {
 		name := svc
 		if svc == "" {
@@ -187,15 +190,17 @@ func (o *Outcome) soakView() soakView {
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
 		first, last := so.Samples[0], so.Samples[len(so.Samples)-1]
+		tr := so.Trend(svc)
 		met := "-"
 		if svc != "" {
-			met = "no"
-			if t.Met(so.Slope(svc)) {
-				met = "**yes**"
+			met = "**yes**"
+			if tr.Leaks(t, stepT) {
+				met = "no"
 			}
 		}
 		v.Rows = append(v.Rows, []string{name, fmt.Sprintf("%.1f", float64(so.kB(first, svc))/1024), fmt.Sprintf("%.1f", float64(so.kB(last, svc))/1024),
-			fmt.Sprintf("%.1f", lo), fmt.Sprintf("%.1f", hi), fmt.Sprintf("%+.2f", so.Slope(svc)), met})
+			fmt.Sprintf("%.1f", lo), fmt.Sprintf("%.1f", hi), fmt.Sprintf("%+.2f", so.Slope(svc)),
+			fmt.Sprintf("%+.2f", tr.Slope), fmt.Sprintf("%.1f", tr.SecondMax), fmt.Sprintf("%.1f", tr.LastMax), fmt.Sprintf("%+.1f", tr.Step()), met})
 	}
 	// The samples themselves, thinned to about a dozen rows.
 	step := max(1, len(so.Samples)/12)
