@@ -372,7 +372,7 @@ func TestTasksAmbientL4Policy(t *testing.T) {
 	title := func() error {
 		code, body, err := get(client, gateway+"/productpage", nil)
 		if err != nil || code != 200 || !strings.Contains(body, "<title>Simple Bookstore App</title>") {
-			return fmt.Errorf("the page through the gateway: %d %v", code, err)
+			return fmt.Errorf("the page through the gateway: %d %w", code, err)
 		}
 		return nil
 	}
@@ -410,7 +410,7 @@ spec:
 				return fmt.Errorf("%s still reaches productpage: %.80s", from, out)
 			}
 			if !strings.Contains(err.Error(), "exit code 56") {
-				return fmt.Errorf("%s: not the guide's exit code 56: %v", from, err)
+				return fmt.Errorf("%s: not the guide's exit code 56: %w", from, err)
 			}
 			return nil
 		})
