@@ -58,6 +58,8 @@ var framingCases = []framingCase{
 	{name: "bare LF after the last chunk", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\n\n" + smuggled, bodyOnly: true},
 	{name: "bare LF after the chunk data", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\n0\r\n\r\n" + smuggled, bodyOnly: true},
 	{name: "Content-Length empty", head: "Content-Length: \r\n", body: smuggled},
+	{name: "Content-Length 5.0", head: "Content-Length: 5.0\r\n", body: "hello" + smuggled},
+	{name: "Content-Length beyond 64 bits", head: "Content-Length: 99999999999999999999\r\n", body: "hello" + smuggled},
 	{name: "Content-Length a superscript two", head: "Content-Length: \xb2\r\n", body: "hello" + smuggled},
 	{name: "Transfer-Encoding folded with a tab", head: "Transfer-Encoding: identity\r\n\tchunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n" + smuggled},
 	{name: "Transfer-Encoding identity, chunked", head: "Transfer-Encoding: identity, chunked\r\n", body: "0\r\n\r\n" + smuggled, ok501: true},
