@@ -23,6 +23,11 @@ var postPaths = map[string]string{"productpage": "/login", "details": "/details/
 type framingCase struct {
 	name, head, body string
 	ok501            bool // an unknown transfer coding: 501 is allowed too (RFC 9112 6.1)
+	// bodyOnly: the head is valid, only the chunked body is not; a route that
+	// reads no body may answer before it is judged (405 on a GET-only route),
+	// then close, as the wire table's bad-chunk rows say.
+	bodyOnly bool
+	tooLarge bool // a length no body limit allows: 413 is allowed too
 }
 
 var framingCases = []framingCase{
@@ -45,15 +50,17 @@ var framingCases = []framingCase{
 	{name: "Transfer-Encoding xchunked", head: "Transfer-Encoding: xchunked\r\nContent-Length: %d\r\n", body: "0\r\n\r\n" + smuggled, ok501: true},
 	{name: "Transfer-Encoding identity", head: "Transfer-Encoding: identity\r\n", body: smuggled, ok501: true},
 	{name: "obs-fold in another field", head: "X-Folded: a\r\n b\r\nContent-Length: 0\r\n", body: smuggled},
-	{name: "chunk size 5zz", head: "Transfer-Encoding: chunked\r\n", body: "5zz\r\nhello\r\n0\r\n\r\n" + smuggled},
-	{name: "chunk size with a trailing space", head: "Transfer-Encoding: chunked\r\n", body: "5 \r\nhello\r\n0\r\n\r\n" + smuggled},
-	{name: "chunk size 0x5", head: "Transfer-Encoding: chunked\r\n", body: "0x5\r\nhello\r\n0\r\n\r\n" + smuggled},
-	{name: "chunk size -5", head: "Transfer-Encoding: chunked\r\n", body: "-5\r\nhello\r\n0\r\n\r\n" + smuggled},
-	{name: "chunk data not followed by CRLF", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhelloXY0\r\n\r\n" + smuggled},
-	{name: "bare LF in chunk lines", head: "Transfer-Encoding: chunked\r\n", body: "5\nhello\n0\n\n" + smuggled},
-	{name: "bare LF after the last chunk", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\n\n" + smuggled},
-	{name: "bare LF after the chunk data", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\n0\r\n\r\n" + smuggled},
+	{name: "chunk size 5zz", head: "Transfer-Encoding: chunked\r\n", body: "5zz\r\nhello\r\n0\r\n\r\n" + smuggled, bodyOnly: true},
+	{name: "chunk size with a trailing space", head: "Transfer-Encoding: chunked\r\n", body: "5 \r\nhello\r\n0\r\n\r\n" + smuggled, bodyOnly: true},
+	{name: "chunk size 0x5", head: "Transfer-Encoding: chunked\r\n", body: "0x5\r\nhello\r\n0\r\n\r\n" + smuggled, bodyOnly: true},
+	{name: "chunk size -5", head: "Transfer-Encoding: chunked\r\n", body: "-5\r\nhello\r\n0\r\n\r\n" + smuggled, bodyOnly: true},
+	{name: "chunk data not followed by CRLF", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhelloXY0\r\n\r\n" + smuggled, bodyOnly: true},
+	{name: "bare LF in chunk lines", head: "Transfer-Encoding: chunked\r\n", body: "5\nhello\n0\n\n" + smuggled, bodyOnly: true},
+	{name: "bare LF after the last chunk", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\n\n" + smuggled, bodyOnly: true},
+	{name: "bare LF after the chunk data", head: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\n0\r\n\r\n" + smuggled, bodyOnly: true},
 	{name: "Content-Length empty", head: "Content-Length: \r\n", body: smuggled},
+	{name: "Content-Length 5.0", head: "Content-Length: 5.0\r\n", body: "hello" + smuggled},
+	{name: "Content-Length beyond 64 bits", head: "Content-Length: 99999999999999999999\r\n", body: "hello" + smuggled, tooLarge: true},
 	{name: "Content-Length a superscript two", head: "Content-Length: \xb2\r\n", body: "hello" + smuggled},
 	{name: "Transfer-Encoding folded with a tab", head: "Transfer-Encoding: identity\r\n\tchunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n" + smuggled},
 	{name: "Transfer-Encoding identity, chunked", head: "Transfer-Encoding: identity, chunked\r\n", body: "0\r\n\r\n" + smuggled, ok501: true},
@@ -84,6 +91,12 @@ func TestAmbiguousFramingIsRefused(t *testing.T) {
 				want := []int{400, 411}
 				if c.ok501 {
 					want = append(want, 501)
+				}
+				if c.bodyOnly {
+					want = append(want, 405)
+				}
+				if c.tooLarge {
+					want = append(want, 413)
 				}
 				switch {
 				case len(r.resps) > 1 || r.garbage != "":

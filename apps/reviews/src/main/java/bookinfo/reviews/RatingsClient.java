@@ -4,11 +4,9 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestClientException;
-import org.springframework.web.client.RestClientResponseException;
 
 /**
  * GET <ratings>/ratings/<id>; any failure (status, body, timeout, network) means every review is
@@ -58,36 +56,29 @@ class RatingsClient {
     /** timing: where the call's wait and ratings' Server-Timing go; null for nowhere. */
     Ratings fetch(int productId, HttpHeaders incoming, ServerTiming.Calls timing) {
         long start = System.nanoTime();
-        String reported = null;
+        String[] reported = {null};
         try {
-            ResponseEntity<Ratings.Answer> answer =
-                    ratings.get()
-                            .uri("/ratings/{productId}", productId)
-                            .headers(outgoing -> propagate(incoming, outgoing))
-                            .retrieve()
-                            .toEntity(Ratings.Answer.class);
-            reported = answer.getHeaders().getFirst(ServerTiming.HEADER);
-            if (answer.getStatusCode().value() != 200) {
-                log.debug(
-                        "ratings answered {} for product {}",
-                        answer.getStatusCode().value(),
-                        productId);
-                return Ratings.unavailable(starColor);
-            }
-            return Ratings.of(answer.getBody(), starColor);
-        } catch (RestClientResponseException e) {
-            log.debug("ratings answered {} for product {}", e.getStatusCode().value(), productId);
-            reported =
-                    e.getResponseHeaders() == null
-                            ? null
-                            : e.getResponseHeaders().getFirst(ServerTiming.HEADER);
-            return Ratings.unavailable(starColor);
+            return ratings.get()
+                    .uri("/ratings/{productId}", productId)
+                    .headers(outgoing -> propagate(incoming, outgoing))
+                    .exchange(
+                            (request, answer) -> {
+                                reported[0] = answer.getHeaders().getFirst(ServerTiming.HEADER);
+                                if (answer.getStatusCode().value() != 200) {
+                                    log.debug(
+                                            "ratings answered {} for product {}",
+                                            answer.getStatusCode().value(),
+                                            productId);
+                                    return Ratings.unavailable(starColor);
+                                }
+                                return Ratings.of(answer.bodyTo(Ratings.Answer.class), starColor);
+                            });
         } catch (RestClientException e) {
             log.debug("ratings call for product {} failed: {}", productId, e.toString());
             return Ratings.unavailable(starColor);
         } finally {
             if (timing != null) {
-                timing.add("ratings", System.nanoTime() - start, reported);
+                timing.add("ratings", System.nanoTime() - start, reported[0]);
             }
         }
     }

@@ -33,10 +33,9 @@ public class ReviewsApplication {
 
     /** The Server-Timing header, on the error page too; off with SERVER_TIMING=false. */
     @Bean
-    FilterRegistrationBean<ServerTiming> serverTimingRegistration(
-            ReviewsConfig config, Hooks hooks) {
+    FilterRegistrationBean<ServerTiming> serverTimingRegistration(ReviewsConfig config) {
         FilterRegistrationBean<ServerTiming> registration =
-                new FilterRegistrationBean<>(new ServerTiming(hooks.nanoTime()));
+                new FilterRegistrationBean<>(new ServerTiming(System::nanoTime));
         registration.setOrder(WebConfig.INSIDE_WHOLE_RESPONSES);
         registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ERROR);
         registration.setEnabled(config.serverTiming());

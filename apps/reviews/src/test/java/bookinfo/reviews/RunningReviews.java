@@ -19,17 +19,13 @@ public final class RunningReviews implements AutoCloseable {
     }
 
     public static RunningReviews start(Map<String, String> env) {
-        return start(env, Hooks.system());
-    }
-
-    public static RunningReviews start(Map<String, String> env, Hooks hooks) {
         Map<String, String> full = new HashMap<>();
         full.put("LISTEN_ADDRESS", "127.0.0.1");
         full.put("HOSTNAME", POD);
         full.put("LOG_LEVEL", "warn");
         full.putAll(env);
         return new RunningReviews(
-                ReviewsServer.start(onEphemeralPort(ReviewsConfig.fromEnv(full)), hooks));
+                ReviewsServer.start(onEphemeralPort(ReviewsConfig.fromEnv(full))));
     }
 
     /** The same settings on port 0, which PORT does not allow. */

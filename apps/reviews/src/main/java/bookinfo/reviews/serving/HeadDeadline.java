@@ -1,5 +1,7 @@
 package bookinfo.reviews.serving;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -17,12 +19,11 @@ import org.eclipse.jetty.util.component.AbstractLifeCycle;
 
 /**
  * An overall deadline for reading a request head (HTTP_HEADER_TIMEOUT_SECONDS), which Jetty's idle
- * timeout (a bound on each pause between reads) does not give: a connection listener tracks every
- * connection, a handler wrapper marks a head complete, a sweep closes the end point of each
- * connection past its deadline, without an answer (DESIGN.md, "Deviations from the ordinary path").
- * The deadline runs from the accept for a first head, from the first new bytes after a response for
- * a later one. A connection serving a request is never touched; meanwhile its idle timeout is the
- * head timeout, and the keep-alive timeout again once the response is complete.
+ * timeout (a bound on each pause) does not give (DESIGN.md, "Deviations from the ordinary path").
+ * It runs from the accept for a first head, from the first new bytes after a response for a later
+ * one. Past it, a connection that began a head gets a 408 and is closed; one that sent nothing is
+ * closed. While a request is served the idle timeout is the head timeout, then the keep-alive
+ * timeout.
  */
 final class HeadDeadline extends AbstractLifeCycle implements Connection.Listener {
 
@@ -34,15 +35,11 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
     private final Map<Connection, Track> tracks = new ConcurrentHashMap<>();
     private ScheduledExecutorService sweeper;
 
-    /** One connection's state: written by Jetty's threads and the sweeper. */
+    /** One connection's state, written by Jetty's threads and the sweeper. */
     private static final class Track {
         volatile boolean serving;
-
-        /** When the head now being read started (System.nanoTime), or IDLE. */
-        volatile long headStart;
-
-        /** Bytes the connection had read when its last response was complete. */
-        volatile long bytesAtIdle;
+        volatile long headStart; // System.nanoTime, or IDLE
+        volatile long bytesAtIdle; // bytes read when the last response was complete
 
         Track(long now) {
             headStart = now;
@@ -51,13 +48,27 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
 
     private static final long IDLE = Long.MIN_VALUE;
 
+    private static final byte[] TIMEOUT = timeout();
+
+    private static byte[] timeout() {
+        byte[] body = JsonErrors.Jetty.body(408);
+        String head =
+                "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: "
+                        + body.length
+                        + "\r\nConnection: close\r\n\r\n";
+        return ByteBuffer.allocate(head.length() + body.length)
+                .put(head.getBytes(StandardCharsets.US_ASCII))
+                .put(body)
+                .array();
+    }
+
     HeadDeadline(long headMillis, long keepAliveMillis) {
         this.headMillis = headMillis;
         this.headNanos = TimeUnit.MILLISECONDS.toNanos(headMillis);
         this.keepAliveMillis = keepAliveMillis;
     }
 
-    /** On every connector (its listener beans see each connection) and in front of the handler. */
+    /** On every connector (to see each connection) and in front of the handler. */
     static void install(Server server, long headMillis, long keepAliveMillis) {
         HeadDeadline deadline = new HeadDeadline(headMillis, keepAliveMillis);
         for (Connector connector : server.getConnectors()) {
@@ -117,9 +128,20 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
                     }
                     // Read again: a head completed while the sweep looked is served.
                     if (now - start >= headNanos && !track.serving) {
-                        connection.getEndPoint().close();
+                        expire(connection, track);
                     }
                 });
+    }
+
+    private void expire(Connection connection, Track track) {
+        tracks.remove(connection);
+        EndPoint endPoint = connection.getEndPoint();
+        if (connection.getBytesIn() == track.bytesAtIdle) {
+            endPoint.close();
+            return;
+        }
+        Callback close = Callback.from(endPoint::close, failure -> endPoint.close());
+        endPoint.write(close, ByteBuffer.wrap(TIMEOUT));
     }
 
     /** In front of the application: a request reaching it has a complete head. */
@@ -150,10 +172,8 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
                             super.failed(failure);
                         }
 
-                        /**
-                         * Before Jetty hears of the end: it may go on to a pipelined request at
-                         * once, on this thread.
-                         */
+                        // Before Jetty hears of the end: it may go on at once to a pipelined
+                        // request.
                         private void idle() {
                             track.bytesAtIdle = connection.getBytesIn();
                             track.headStart = IDLE;

@@ -6,8 +6,8 @@ import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import java.nio.ByteBuffer;
 import java.util.Locale;
+import org.eclipse.jetty.http.HttpCompliance;
 import org.eclipse.jetty.http.HttpField;
-import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -103,20 +103,19 @@ class JsonErrors {
             }
         }
 
-        /** A request Jetty's parser refused: the body of its 400 (or 431, 505, ...). */
-        @Override
-        public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-            fields.put(CONTENT_TYPE);
-            return ByteBuffer.wrap(body(status));
-        }
-
-        /** An error Jetty reports for a parsed request (e.g. a URI it refuses). */
+        /** A request Jetty refused itself: its parser (400, 431, ...) or its URI checks. */
         @Override
         public boolean handle(Request request, Response response, Callback callback) {
             Object attribute = request.getAttribute(ERROR_STATUS);
             int status = attribute instanceof Integer code ? code : response.getStatus();
             if (status < 400) {
                 status = 500;
+            }
+            // Jetty's parser answers a request line without a version 505; it is malformed: 400.
+            if (HttpCompliance.Violation.HTTP_0_9
+                    .getDescription()
+                    .equals(request.getAttribute(ERROR_MESSAGE))) {
+                status = 400;
             }
             byte[] body = body(status);
             response.setStatus(status);

@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.stream.DoubleStream;
+import org.springframework.boot.web.context.WebServerGracefulShutdownLifecycle;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -31,8 +33,12 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * (a Counter) and http_request_duration_seconds (a Timer whose histogram has exactly the
  * catalogue's buckets, as service-level objectives), tagged method, route, status. With
  * ACCESS_LOG=true it also writes the access log line.
+ *
+ * <p>It also tells whether the drain cut requests off: its lifecycle phase stops it after Spring
+ * Boot's graceful shutdown and before Jetty stops, whose failed requests leave the in-flight count
+ * as they unwind (a count taken later would say 0).
  */
-final class RequestObserver extends OncePerRequestFilter {
+final class RequestObserver extends OncePerRequestFilter implements SmartLifecycle {
 
     static final String REQUESTS = "http.requests";
     static final String REQUESTS_HELP =
@@ -60,6 +66,7 @@ final class RequestObserver extends OncePerRequestFilter {
     private final LongSupplier nanoTime;
     private final Map<Series, Meters> meters = new ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile int leftWhenDrained = -1;
 
     /** accessLog null when ACCESS_LOG=false. */
     RequestObserver(MeterRegistry registry, AccessLog accessLog, LongSupplier nanoTime) {
@@ -68,9 +75,30 @@ final class RequestObserver extends OncePerRequestFilter {
         this.nanoTime = nanoTime;
     }
 
-    /** Requests being served right now; a drain that ends with some left has cut them off. */
-    int inFlight() {
-        return inFlight.get();
+    /** True when the drain ended with requests in flight (the exit status is then 1). */
+    boolean cutOff() {
+        int left = leftWhenDrained;
+        return left > 0 || (left < 0 && inFlight.get() > 0);
+    }
+
+    @Override
+    public void start() {
+        // Running from the start: isRunning() is true until stop().
+    }
+
+    @Override
+    public void stop() {
+        leftWhenDrained = inFlight.get();
+    }
+
+    @Override
+    public boolean isRunning() {
+        return leftWhenDrained < 0;
+    }
+
+    @Override
+    public int getPhase() {
+        return WebServerGracefulShutdownLifecycle.SMART_LIFECYCLE_PHASE - 512;
     }
 
     @Override

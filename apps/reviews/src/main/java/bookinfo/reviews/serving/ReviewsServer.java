@@ -2,7 +2,6 @@ package bookinfo.reviews.serving;
 
 import static bookinfo.reviews.ReviewsConfig.SERVICE;
 
-import bookinfo.reviews.Hooks;
 import bookinfo.reviews.ReviewsApplication;
 import bookinfo.reviews.ReviewsConfig;
 import java.util.Map;
@@ -45,7 +44,7 @@ public final class ReviewsServer {
                 config.logLevel());
     }
 
-    public static ConfigurableApplicationContext start(ReviewsConfig config, Hooks hooks) {
+    public static ConfigurableApplicationContext start(ReviewsConfig config) {
         SpringApplication app = new SpringApplication(ReviewsApplication.class);
         StandardEnvironment environment = new StandardEnvironment();
         environment
@@ -53,10 +52,7 @@ public final class ReviewsServer {
                 .addFirst(new MapPropertySource("reviews-knobs", properties(config)));
         app.setEnvironment(environment);
         app.addInitializers(
-                context -> {
-                    context.getBeanFactory().registerSingleton("reviewsConfig", config);
-                    context.getBeanFactory().registerSingleton("hooks", hooks);
-                });
+                context -> context.getBeanFactory().registerSingleton("reviewsConfig", config));
         ConfigurableApplicationContext context = app.run();
         log.info(
                 "reviews {}{} listening on http://{}:{}, ratings at {}",
@@ -72,13 +68,12 @@ public final class ReviewsServer {
 
     /**
      * The process's start. SIGTERM/SIGINT close the context (graceful shutdown); a Spring Boot
-     * shutdown handler then exits 0, or 1 when the drain cut requests off (DrainVerdict). A JVM
+     * shutdown handler then exits 0, or 1 when the drain cut requests off (RequestObserver). A JVM
      * hook exits 1 if the close still runs just after the timeout (stopping Jetty waits for its
      * threads, which may be stuck on ratings).
      */
     public static void startWithExitStatus(ReviewsConfig config) {
-        ConfigurableApplicationContext context = start(config, Hooks.system());
-        DrainVerdict drain = context.getBean(DrainVerdict.class);
+        RequestObserver drain = start(config).getBean(RequestObserver.class);
         SpringApplication.getShutdownHandlers()
                 .add(() -> Runtime.getRuntime().halt(drain.cutOff() ? 1 : 0));
         Runtime.getRuntime()

@@ -1,6 +1,5 @@
 package bookinfo.reviews.serving;
 
-import bookinfo.reviews.Hooks;
 import bookinfo.reviews.ReviewsConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
@@ -9,6 +8,7 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Clock;
 import org.springframework.boot.autoconfigure.web.servlet.DispatcherServletAutoConfiguration;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
@@ -18,8 +18,8 @@ import org.springframework.web.servlet.DispatcherServlet;
 
 /**
  * The servlet side of the layer: the filters, in this order, for every request Jetty dispatches
- * (RequestObserver: metrics, access log; ChunkedBodyRefusal; WholeResponses, which also wraps the
- * error page's dispatch), and the DispatcherServlet.
+ * (RequestObserver: metrics, access log, the drain's verdict; TransferCodingRefusal;
+ * WholeResponses, which also wraps the error page's dispatch), and the DispatcherServlet.
  */
 @Configuration(proxyBeanMethods = false)
 public class WebConfig {
@@ -59,17 +59,12 @@ public class WebConfig {
     }
 
     @Bean
-    RequestObserver requestObserver(MeterRegistry registry, ReviewsConfig config, Hooks hooks) {
+    RequestObserver requestObserver(MeterRegistry registry, ReviewsConfig config) {
         RequestObserver.AccessLog accessLog =
                 config.accessLog()
-                        ? new RequestObserver.AccessLog(hooks.clock(), hooks.stdout())
+                        ? new RequestObserver.AccessLog(Clock.systemUTC(), System.out)
                         : null;
-        return new RequestObserver(registry, accessLog, hooks.nanoTime());
-    }
-
-    @Bean
-    DrainVerdict drainVerdict(RequestObserver observer) {
-        return new DrainVerdict(observer);
+        return new RequestObserver(registry, accessLog, System::nanoTime);
     }
 
     @Bean
@@ -83,8 +78,8 @@ public class WebConfig {
     }
 
     @Bean
-    FilterRegistrationBean<ChunkedBodyRefusal> chunkedBodyRefusalRegistration() {
-        return register(new ChunkedBodyRefusal(), 1, DispatcherType.REQUEST);
+    FilterRegistrationBean<TransferCodingRefusal> transferCodingRefusalRegistration() {
+        return register(new TransferCodingRefusal(), 1, DispatcherType.REQUEST);
     }
 
     @Bean

@@ -13,9 +13,10 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
 
 /**
  * Holds each response, the error page's included, until the handler is done, then hands it to Jetty
- * in one piece with a Content-Length: one write per response (DESIGN.md, "Writes per response").
- * Once the context is closing, responses carry "Connection: close", so no client reuses a
- * connection Jetty is about to close.
+ * in one piece with a Content-Length: one write per response (DESIGN.md, "Writes per response"). It
+ * adds "Connection: close" once the context is closing, so no client reuses a connection Jetty is
+ * about to close, and after a request body the route left unread: Jetty would otherwise read it to
+ * find the next request (docs/contract.md, "Wire rules (ours)", body on a GET).
  */
 final class WholeResponses extends OncePerRequestFilter
         implements ApplicationListener<ContextClosedEvent> {
@@ -40,10 +41,17 @@ final class WholeResponses extends OncePerRequestFilter
         try {
             chain.doFilter(request, whole);
         } finally {
-            if (draining && !response.isCommitted()) {
+            if ((draining || bodyLeftUnread(request)) && !response.isCommitted()) {
                 response.setHeader(HttpHeaders.CONNECTION, "close");
             }
             whole.copyBodyToResponse();
         }
+    }
+
+    private static boolean bodyLeftUnread(HttpServletRequest request) throws IOException {
+        boolean declared =
+                request.getContentLengthLong() > 0
+                        || request.getHeader(HttpHeaders.TRANSFER_ENCODING) != null;
+        return declared && !request.getInputStream().isFinished();
     }
 }
