@@ -60,13 +60,13 @@ module Details
         when :request_line then request_line(line(limit))
         when :head
           bad(@request_line_problem) if @request_line_problem
-          field_line(line(limit), :head_done)
+          field_line(line(limit), :head_done, limit)
         when :chunk_size then chunk_size_line(body { line(limit) })
         when :chunk_end
           bad("chunk data not followed by CRLF") unless body { line(limit) } == CRLF
           @state = :chunk_size
           CRLF
-        when :trailer then field_line(body { line(limit) }, :done)
+        when :trailer then field_line(body { line(limit) }, :done, limit)
         else bad("unexpected read of a line")
         end
       end
@@ -103,7 +103,8 @@ module Details
       end
 
       # A field line (not cut at the limit or by EOF) or the blank line.
-      def field_line(line, state_after)
+      def field_line(line, state_after, limit)
+        too_large if line && !line.end_with?(LF) && line.bytesize >= limit
         bad("line not ended by CRLF") unless line&.end_with?(CRLF)
         if line == CRLF
           @state = state_after
@@ -170,6 +171,8 @@ module Details
       end
 
       def bad(message) = raise(WEBrick::HTTPStatus::BadRequest, message)
+
+      def too_large = raise(WEBrick::HTTPStatus::RequestHeaderFieldsTooLarge, "header line too long")
     end
   end
 end

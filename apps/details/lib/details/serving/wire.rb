@@ -30,21 +30,30 @@ module Details
 
       def create_request(webrick_config) = StrictRequest.new(webrick_config, @limits)
 
-      # The body is read before the route answers (WEBrick reads it after,
-      # and closes behind an answer that announced keep-alive): a bad one is
-      # WEBrick's 400, 413 or 408 and a close; a POST or PUT without a length
-      # gets the route's answer and a close. In a drain every answer closes.
+      # The GET and HEAD routes read no body: one sent with them is left
+      # unread, and the connection closes after the route's answer. Other
+      # methods (405) have the body read before the route answers (WEBrick
+      # reads it after, and closes behind an answer that announced
+      # keep-alive): a bad one is 400, 413 or 408 and a close; one without a
+      # length gets the route's answer and a close. In a drain every answer
+      # closes.
       def service(req, res)
-        begin
-          req.body { |_chunk| nil }
-        rescue WEBrick::HTTPStatus::LengthRequired
-          res.keep_alive = false
+        if %w[GET HEAD].include?(req.request_method)
+          res.keep_alive = false if req["content-length"].to_i.positive? || req["transfer-encoding"]
+        else
+          read_body(req, res)
         end
         res.keep_alive = false unless status == :Running
         super
       end
 
       private
+
+      def read_body(req, res)
+        req.body { |_chunk| nil }
+      rescue WEBrick::HTTPStatus::LengthRequired
+        res.keep_alive = false
+      end
 
       # The AcceptCallback, in the connection's thread. The first head is due
       # within the header timeout of the accept (StrictRequest reads that
