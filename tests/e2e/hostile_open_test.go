@@ -18,10 +18,6 @@ var knownOpen = map[string]struct{ test, why string }{
 	"reviews: body on a GET":               {"TestWireTable", "Jetty reads the unread body and keeps the connection"},
 	"reviews: bad chunk size":              {"TestWireTable", "every chunked body is refused 411 before the route"},
 	"reviews: chunk data without its CRLF": {"TestWireTable", "every chunked body is refused 411 before the route"},
-	"details: body on a GET":               {"TestWireTable", "WEBrick reads the unread body and keeps the connection"},
-	"details: bad chunk size":              {"TestWireTable", "the chunked framing is judged before the route: 400"},
-	"details: chunk data without its CRLF": {"TestWireTable", "the chunked framing is judged before the route: 400"},
-	"details: oversize head":               {"TestWireTable", "a header line over the limit is 400, not 431"},
 	// Other cross-service cases.
 	"reviews: empty Host": {"TestValidHostsAreServed", "an empty Host, valid by the grammar (RFC 3986 3.2.2), is refused 400"},
 }
