@@ -78,6 +78,10 @@ func TestMust400(t *testing.T) {
 		{"Host with a bad percent-encoding", "GET /health HTTP/1.1\r\nHost: a%zz\r\n"},
 		{"Host with a backslash", "GET /health HTTP/1.1\r\nHost: \\evil\r\n"},
 		{"Host not ASCII", "GET /health HTTP/1.1\r\nHost: caf\xc3\xa9\r\n"},
+		{"Host with a fragment", "GET /health HTTP/1.1\r\nHost: a#b\r\n"},
+		{"two Host of different case", "GET /health HTTP/1.1\r\nHost: a\r\nhost: b\r\n"},
+		{"ESC in a field value", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Test: a\x1bb\r\n"},
+		{"NUL in a field name", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX\x00: a\r\n"},
 	}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
@@ -104,6 +108,7 @@ func TestValidHostsAreServed(t *testing.T) {
 		{"Host an IPv6 literal with a port", "[::1]:9080"},
 		{"Host a cluster name", "ratings.bookinfo.svc.cluster.local"},
 		{"Host a punycode name", "xn--caf-dma.example"},
+		{"Host with a percent-encoding", "a%41b"},
 	}
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {

@@ -12,12 +12,8 @@ import (
 // TestKnownOpenDefectsAreStillOpen (last in the package) fails when one no
 // longer shows, so this list cannot outlive its defects.
 var knownOpen = map[string]struct{ test, why string }{
-	// Rows of the contract's wire table a service does not answer yet.
-	"details: body on a GET":               {"TestWireTable", "WEBrick reads the unread body and keeps the connection"},
-	"details: bad chunk size":              {"TestWireTable", "the chunked framing is judged before the route: 400"},
-	"details: chunk data without its CRLF": {"TestWireTable", "the chunked framing is judged before the route: 400"},
-	"details: oversize head":               {"TestWireTable", "a header line over the limit is 400, not 431"},
-	// Other cross-service cases.
+	// Cases beyond the contract's wire table (every row of which all four
+	// services answer alike).
 	// Jetty's HttpConnection (an internal class) refuses a blank Host 400
 	// ("Blank Host") once the head is parsed, with no HttpCompliance
 	// violation to allow it; only rewriting the bytes before its parser would.

@@ -28,6 +28,7 @@ type framingCase struct {
 	// then close, as the wire table's bad-chunk rows say.
 	bodyOnly bool
 	tooLarge bool // a length no body limit allows: 413 is allowed too
+	http10           bool // sent as HTTP/1.0, which has no Transfer-Encoding (RFC 9112 6.1)
 }
 
 var framingCases = []framingCase{
@@ -65,6 +66,7 @@ var framingCases = []framingCase{
 	{name: "Transfer-Encoding folded with a tab", head: "Transfer-Encoding: identity\r\n\tchunked\r\n", body: "5\r\nhello\r\n0\r\n\r\n" + smuggled},
 	{name: "Transfer-Encoding identity, chunked", head: "Transfer-Encoding: identity, chunked\r\n", body: "0\r\n\r\n" + smuggled, ok501: true},
 	{name: "Transfer-Encoding chunked, chunked", head: "Transfer-Encoding: chunked, chunked\r\n", body: "0\r\n\r\n" + smuggled, ok501: true},
+	{name: "Transfer-Encoding in HTTP/1.0", head: "Transfer-Encoding: chunked\r\n", body: "0\r\n\r\n" + smuggled, http10: true},
 }
 
 func (c framingCase) raw(path string) string {
@@ -72,7 +74,11 @@ func (c framingCase) raw(path string) string {
 	if strings.Contains(head, "%d") {
 		head = fmt.Sprintf(head, len(c.body))
 	}
-	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n%s\r\n%s", path, head, c.body)
+	version := "1.1"
+	if c.http10 {
+		version = "1.0"
+	}
+	return fmt.Sprintf("POST %s HTTP/%s\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n%s\r\n%s", path, version, head, c.body)
 }
 
 // TestAmbiguousFramingIsRefused sends every framingCase to every service:

@@ -76,11 +76,10 @@ module Details
       return yield unless @server_timing
 
       start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      begin
-        yield
-      ensure
-        res["Server-Timing"] = format("app;dur=%.3f", (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) * 1000)
-      end
+      yield
+    ensure
+      ms = start && (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) * 1000
+      res["Server-Timing"] = format("app;dur=%.3f", ms) if ms
     end
   end
 end

@@ -1,18 +1,115 @@
 # frozen_string_literal: true
 
+require "forwardable"
 require "webrick"
-require_relative "strict_reader"
 
 module Details
   module Serving
-    # What one request may cost: seconds for the head (from its first byte,
-    # or the accept), seconds for the body, and its bytes (413, 400 chunked).
-    RequestLimits = Struct.new(:header_timeout, :body_timeout, :max_body_bytes, keyword_init: true)
+    # The socket as StrictRequest hands it to HTTPRequest#parse: WEBrick's
+    # gets of each head line, checked as it is read. Bytes come through one
+    # buffer, filled with read_nonblock (the socket's buffered bytes first)
+    # against the head deadline; what it holds past the head goes back with
+    # ungetbyte, where WEBrick's next request finds it.
+    class StrictReader
+      extend Forwardable
+      def_delegators :@io, :<<, :peeraddr, :addr
 
-    # WEBrick's HTTPRequest, parsing from a StrictReader, then checking what
-    # RFC 9112 makes a 400: the request line, Host, Content-Length and
-    # Transfer-Encoding. Every rejection is a WEBrick::HTTPStatus error raised
-    # inside parse: WEBrick answers it with "Connection: close" and closes.
+      LF = "\n"
+      CRLF = "\r\n"
+      READ = 8192 # the most one read takes
+      # A control other than HTAB inside a line that ends with CRLF (the
+      # final CR and LF do not count).
+      CTL = /[\x00-\x08\x0a-\x1f\x7f](?!\n?\z)/
+      # method SP request-target [SP HTTP-version] CRLF; StrictRequest
+      # refuses a line without a version once WEBrick has taken it.
+      REQUEST_LINE = %r{\A[!\#$%&'*+\-.^_`|~0-9A-Za-z]+ [^\x00-\x20\x7f]+(?: HTTP/[0-9]\.[0-9])?\r\n\z}
+
+      def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+      # Why the request line is unacceptable, or nil.
+      attr_reader :request_line_problem
+
+      def initialize(io, deadline)
+        @io = io
+        @deadline = deadline
+        @state = :request_line
+        @buffer = "".b
+      end
+
+      # WEBrick reads every line of the head with gets(LF, limit). A request
+      # line it cannot use (cut at its limit or by EOF) it rejects itself
+      # (414, 400); any other line off the grammar is refused once WEBrick
+      # has taken it and can answer.
+      def gets(_separator = LF, limit = 4096)
+        case @state
+        when :request_line
+          @state = :head
+          line = line(limit)
+          @request_line_problem = "malformed request line" if line && !REQUEST_LINE.match?(line)
+          line
+        when :head
+          bad(@request_line_problem) if @request_line_problem
+          field_line(line(limit), limit)
+        else bad("read past the head")
+        end
+      end
+
+      private
+
+      # A field line or the blank line that ends the head.
+      def field_line(line, limit)
+        if line && line.bytesize >= limit && !line.end_with?(LF)
+          raise WEBrick::HTTPStatus::RequestHeaderFieldsTooLarge, "header line over #{limit} bytes"
+        end
+
+        bad("line not ended by CRLF") unless line&.end_with?(CRLF)
+        if line == CRLF
+          @state = :done
+          @io.ungetbyte(@buffer.slice!(0..)) unless @buffer.empty?
+          return line
+        end
+        bad("obs-fold (a line starting with white space)") if line.start_with?(" ", "\t")
+        bad("control character in a header line") if CTL.match?(line)
+        line
+      end
+
+      # IO#gets(LF, limit): the line with its LF, or limit bytes without
+      # one, or what came before EOF (nil for nothing).
+      def line(limit)
+        loop do
+          at = @buffer.index(LF)
+          return @buffer.slice!(0, at + 1) if at && at < limit
+          return @buffer.slice!(0, limit) if @buffer.bytesize >= limit
+          return (@buffer.empty? ? nil : @buffer.slice!(0..)) unless fill
+        end
+      end
+
+      # One read, into one string per thread, against the deadline; false
+      # at EOF.
+      def fill
+        chunk = @io.read_nonblock(READ, Thread.current[:details_read] ||= "".b, exception: false)
+        return false if chunk.nil?
+
+        chunk == :wait_readable ? wait : @buffer << chunk
+      rescue Errno::ECONNRESET, Errno::EPIPE, Errno::ETIMEDOUT
+        false
+      end
+
+      def wait
+        left = @deadline - self.class.now
+        return true if left.positive? && @io.wait_readable(left)
+
+        raise WEBrick::HTTPStatus::RequestTimeout, "request not complete in time"
+      end
+
+      def bad(message) = raise(WEBrick::HTTPStatus::BadRequest, message)
+    end
+
+    # WEBrick's HTTPRequest, parsing its head from a StrictReader, then
+    # checking what RFC 9112 makes a 400: the request line, Host,
+    # Content-Length and Transfer-Encoding. Every rejection is a
+    # WEBrick::HTTPStatus error raised inside parse: WEBrick answers it with
+    # "Connection: close" and closes.
     class StrictRequest < WEBrick::HTTPRequest
       # Thread-local set by the accept hook: when the first head is due.
       FIRST_HEAD_DEADLINE = :details_first_head_deadline
@@ -22,19 +119,20 @@ module Details
       DIGITS = /\A[0-9]+\z/
       CHUNKED = /\Achunked\z/i
 
-      def initialize(webrick_config, limits)
+      # header_timeout: seconds for a head, from its first byte (the first
+      # head's from the accept).
+      def initialize(webrick_config, header_timeout)
         super(webrick_config)
-        @details_limits = limits
+        @details_header_timeout = header_timeout
       end
 
       # WEBrick calls this with the connection's socket.
       def parse(socket = nil)
         return super if socket.nil?
 
-        @details_reader = StrictReader.new(socket, head_deadline, @details_limits.max_body_bytes)
+        @details_reader = StrictReader.new(socket, head_deadline)
         super(@details_reader)
         check_head
-        @details_reader.expect_body(body_kind, StrictReader.now + @details_limits.body_timeout)
       end
 
       private
@@ -42,7 +140,7 @@ module Details
       def head_deadline
         first = Thread.current[FIRST_HEAD_DEADLINE]
         Thread.current[FIRST_HEAD_DEADLINE] = nil
-        [first, StrictReader.now + @details_limits.header_timeout].compact.min
+        [first, StrictReader.now + @details_header_timeout].compact.min
       end
 
       # RFC 9112 sections 3.2 and 6: the request line, Host, and one
@@ -61,13 +159,8 @@ module Details
           bad("Transfer-Encoding in an HTTP/1.0 request") if http_version < "1.1"
           bad("Transfer-Encoding other than chunked") unless codings.size == 1 && CHUNKED.match?(codings[0])
         end
-        return if lengths.empty?
-
         bad("more than one Content-Length") if lengths.size > 1
-        bad("Content-Length not a decimal number") unless DIGITS.match?(lengths[0])
-        return if lengths[0].to_i <= @details_limits.max_body_bytes
-
-        raise WEBrick::HTTPStatus::RequestEntityTooLarge, "request body over #{@details_limits.max_body_bytes} bytes"
+        bad("Content-Length not a decimal number") unless lengths.empty? || DIGITS.match?(lengths[0])
       end
 
       def check_host(hosts)
@@ -81,13 +174,6 @@ module Details
       def close_if_asked
         options = header["connection"].flat_map { |value| value.split(",") }
         @keep_alive = false if options.any? { |option| option.strip.casecmp?("close") }
-      end
-
-      def body_kind
-        return :chunked unless header["transfer-encoding"].empty?
-        return :length unless header["content-length"].empty?
-
-        :none
       end
 
       def bad(message) = raise(WEBrick::HTTPStatus::BadRequest, message)

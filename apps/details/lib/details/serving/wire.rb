@@ -9,38 +9,37 @@ module Details
   # through WEBrick's public extension points, the drain, memory after floods.
   module Serving
     # Prepended to the HTTPServer subclass: the configuration keys that bound
-    # connections, the accept hook, strict request reading (#create_request),
-    # the body read before the route (#service).
+    # connections, the accept hook, strict request heads (#create_request),
+    # and no request body read (#service).
     module Wire
-      MAX_BODY_BYTES = 1024 * 1024 # read (and dropped) only to keep a connection usable
-
       # WEBrick configuration keys from a Details::Config.
       def wire_config(settings)
-        @limits = RequestLimits.new(header_timeout: settings.header_timeout,
-                                    body_timeout: settings.keepalive_timeout, max_body_bytes: MAX_BODY_BYTES)
+        @header_timeout = settings.header_timeout
         @nodelay = settings.nodelay ? 1 : 0
         # TCP_USER_TIMEOUT in ms: Linux; elsewhere the option is left alone.
         @user_timeout_ms = settings.keepalive_timeout * 1000 if Socket.const_defined?(:TCP_USER_TIMEOUT)
         # RequestTimeout: the wait for a kept-alive connection's next request
-        # and for each read (408). MaxClients: a thread per connection; with
-        # all taken, new connections wait in the listen backlog.
+        # (408). MaxClients: a thread per connection; with all taken, new
+        # connections wait in the listen backlog.
         { RequestTimeout: settings.keepalive_timeout, MaxClients: settings.max_connections,
           AcceptCallback: ->(sock) { accepted(sock) } }
       end
 
-      def create_request(webrick_config) = StrictRequest.new(webrick_config, @limits)
+      def create_request(webrick_config) = StrictRequest.new(webrick_config, @header_timeout)
 
-      # The body is read before the route answers (WEBrick reads it after,
-      # and closes behind an answer that announced keep-alive): a bad one is
-      # WEBrick's 400, 413 or 408 and a close; a POST or PUT without a length
-      # gets the route's answer and a close. In a drain every answer closes.
+      # No route reads a request body: one sent is left unread and the
+      # connection closes after the route's answer, so nothing in it is ever
+      # read as a request. A chunked one on a method that may carry a body
+      # is refused 411 instead, as productpage refuses it. A POST or PUT
+      # without a length closes too (WEBrick's 411 once it looks for the body
+      # after the answer). In a drain every answer closes.
       def service(req, res)
-        begin
-          req.body { |_chunk| nil }
-        rescue WEBrick::HTTPStatus::LengthRequired
-          res.keep_alive = false
-        end
-        res.keep_alive = false unless status == :Running
+        chunked = req["transfer-encoding"]
+        raise WEBrick::HTTPStatus::LengthRequired if chunked && !%w[GET HEAD].include?(req.request_method)
+
+        length = req["content-length"]
+        unsized = length.nil? && WEBrick::HTTPRequest::BODY_CONTAINABLE_METHODS.include?(req.request_method)
+        res.keep_alive = false if chunked || length.to_i.positive? || unsized || status != :Running
         super
       end
 
@@ -55,7 +54,7 @@ module Details
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms
-        deadline = StrictReader.now + @limits.header_timeout
+        deadline = StrictReader.now + @header_timeout
         Thread.current[StrictRequest::FIRST_HEAD_DEADLINE] = deadline
         loop do
           left = deadline - StrictReader.now
