@@ -28,7 +28,7 @@ type framingCase struct {
 	// then close, as the wire table's bad-chunk rows say.
 	bodyOnly bool
 	tooLarge bool // a length no body limit allows: 413 is allowed too
-	http10           bool // sent as HTTP/1.0, which has no Transfer-Encoding (RFC 9112 6.1)
+	http10   bool // sent as HTTP/1.0, which has no Transfer-Encoding (RFC 9112 6.1)
 }
 
 var framingCases = []framingCase{
