@@ -141,6 +141,8 @@ type Outcome struct {
 	Alone             map[string]map[bool]*Measure // endpoint -> uniform -> measure (burst: tuned vs legacy; uniform: tuned)
 	AloneBusy         map[string]*Measure          // endpoint -> tuned, uniform, at the endpoint's busy load
 	Framework         map[string]*Measure          // service -> its /health, tuned, uniform, at the framework part's load (framework.go)
+	Hops              *HopsMeasure                 // the hops part: the page's hops and the floor, in turn (hops.go)
+	TimingCost        map[string]*Measure          // service -> its route with Server-Timing on and off, interleaved (hops.go)
 	Before            *Summary                     // an earlier bench to set beside this one, if given
 	Ladder            []Probe
 	MaxRate           []Probe
@@ -237,7 +239,13 @@ func (b *bench) startStacks(ctx context.Context) (stop func(), err error) {
 	if err := b.findGroups(); err != nil {
 		return stop, err
 	}
-	return stop, b.warmUp(ctx)
+	for _, st := range []string{"tuned", "legacy"} {
+		if err := b.warmUp(ctx, b.targetOf(st, b.o.Plan.Page.Service)); err != nil {
+			return stop, err
+		}
+	}
+	b.speed("after the warm-up")
+	return stop, nil
 }
 
 type bench struct {
@@ -252,26 +260,37 @@ func (b *bench) logf(format string, args ...any) {
 }
 
 func (b *bench) findGroups() error {
-	stacks, err := local.Status(io.Discard)
-	if err != nil {
-		return err
-	}
 	b.groups = map[string]map[string]int{}
 	for _, st := range b.o.Stacks {
-		for _, s := range stacks {
-			if s.PortBase != st.PortBase {
-				continue
-			}
-			b.groups[st.Profile] = map[string]int{}
-			for _, svc := range s.Services {
-				b.groups[st.Profile][svc.Name] = svc.PID
-			}
+		g, err := groupsAt(st.PortBase, st.Profile)
+		if err != nil {
+			return err
 		}
-		if len(b.groups[st.Profile]) != len(local.Services) {
-			return fmt.Errorf("the %s stack on %d does not list its %d services", st.Profile, st.PortBase, len(local.Services))
-		}
+		b.groups[st.Profile] = g
 	}
 	return nil
+}
+
+// groupsAt is the process group of every service of the stack on base
+// (called name in errors).
+func groupsAt(base int, name string) (map[string]int, error) {
+	stacks, err := local.Status(io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, s := range stacks {
+		if s.PortBase != base {
+			continue
+		}
+		for _, svc := range s.Services {
+			out[svc.Name] = svc.PID
+		}
+	}
+	if len(out) != len(local.Services) {
+		return nil, fmt.Errorf("the %s stack on %d does not list its %d services", name, base, len(local.Services))
+	}
+	return out, nil
 }
 
 func (b *bench) stack(profile string) local.Config {
@@ -289,23 +308,21 @@ func (b *bench) targetOf(profile, service string) loadtarget.Target {
 	return loadtarget.Target{Name: profile, URL: "http://127.0.0.1:" + strconv.Itoa(port), Knobs: st.Env(service)}
 }
 
-// warmUp serves the full page on both stacks first: the JVM compiles
-// reviews' hot paths for a minute or more after start (JFR showed its two
-// JIT compiler threads using more CPU than the request threads), and Python
-// and Node fill their caches; none of it is the steady state the tables
-// describe.
-func (b *bench) warmUp(ctx context.Context) error {
-	if b.tm.StackWarmup > 0 {
-		w, page := b.o.Plan.Warmup, b.o.Plan.Page
-		for _, st := range []string{"tuned", "legacy"} {
-			b.logf("warming up the %s stack: full page at %g RPS for %v (not recorded)", st, w.QPS, b.tm.StackWarmup)
-			s := b.scenario("bench-warmup", page.Service, page.Path, true, w.Profile(b.tm.StackWarmup))
-			if _, err := (&fortioengine.Engine{}).Run(ctx, engine.Request{Scenario: s, Profile: s.Profiles[0], Target: b.targetOf(st, page.Service)}, nil); err != nil {
-				return fmt.Errorf("warming up the %s stack: %w", st, err)
-			}
-		}
+// warmUp serves the full page on target (a stack's productpage) first: the
+// JVM compiles reviews' hot paths for a minute or more after start (JFR
+// showed its two JIT compiler threads using more CPU than the request
+// threads), and Python and Node fill their caches; none of it is the steady
+// state the tables describe.
+func (b *bench) warmUp(ctx context.Context, target loadtarget.Target) error {
+	if b.tm.StackWarmup <= 0 {
+		return nil
 	}
-	b.speed("after the warm-up")
+	w, page := b.o.Plan.Warmup, b.o.Plan.Page
+	b.logf("warming up the %s stack: full page at %g RPS for %v (not recorded)", target.Name, w.QPS, b.tm.StackWarmup)
+	s := b.scenario("bench-warmup", page.Service, page.Path, true, w.Profile(b.tm.StackWarmup))
+	if _, err := (&fortioengine.Engine{}).Run(ctx, engine.Request{Scenario: s, Profile: s.Profiles[0], Target: target}, nil); err != nil {
+		return fmt.Errorf("warming up the %s stack: %w", target.Name, err)
+	}
 	return nil
 }
 

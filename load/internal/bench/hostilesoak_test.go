@@ -59,12 +59,12 @@ func TestScenarioParts(t *testing.T) {
 		{"against: {no-mesh.nodelay: tuned, no-mesh.nagle: legacy}", "against: {no-mesh.nodelay: tuned, no-mesh.fast: legacy}",
 			`target "no-mesh.fast": want MODE.SETTING with SETTING one of nagle, nodelay, server-close`},
 		{"against: {no-mesh.nodelay: tuned, no-mesh.nagle: legacy}", "against: {no-mesh.nodelay: tuned, no-mesh.nagle: old}", `no stack profile "old"`},
-		{"    scenario: echo-h1\n", "    scenario: echo-h9\n", `parts[9].scenario: "echo-h9": open`},
+		{"    scenario: echo-h1\n", "    scenario: echo-h9\n", `parts[11].scenario: "echo-h9": open`},
 		{"    scenario: echo-h1\n", "    scenario: echo-h1\n    against: {no-mesh.nodelay: tuned}\n", "an echo scenario runs against fortio's echo server in this process"},
 		{"    scenario: throughput-1c\n    duration: 3s\n    repetitions: 3\n", "    scenario: throughput-1c\n    duration: 3s\n    repetitions: 3\n    targets: [page_p50_ms]\n",
 			`a part of kind scenario is not judged on "page_p50_ms"`},
 		{"    slow_heads: 200", "    slow_heads: 500", "slow_heads + non_readers + 1 (the /health probe) is 601: keep it within 512"},
-		{"    pause: 20s", "    pause: 20", `parts[14].pause: must be a duration with a unit`},
+		{"    pause: 20s", "    pause: 20", `parts[16].pause: must be a duration with a unit`},
 	}
 	for _, c := range cases {
 		_, err := planWith(t, c.old, c.new)

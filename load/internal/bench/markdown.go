@@ -116,6 +116,8 @@ type page struct {
 	Latency                    [][]string
 	BusyAlone                  *rowsView
 	Framework                  *frameworkView
+	Hops                       *hopsView
+	TimingCost                 *timingCostView
 	BeforeAfter                *beforeAfterView
 	HoldPct                    string
 	Ladder, MaxRate, Memory    rowsView
@@ -211,6 +213,7 @@ func (o *Outcome) page(cfg Config) page {
 		pg.BusyAlone = &rowsView{Rows: o.busyRows()}
 	}
 	pg.Framework = o.frameworkView()
+	pg.Hops, pg.TimingCost = o.hopsView(), o.timingCostView()
 	pg.BeforeAfter = o.beforeAfterView()
 	for _, pr := range o.Ladder {
 		if r := pr.Row; r != nil {
@@ -418,6 +421,14 @@ func (o *Outcome) measures() []*Measure {
 		add(o.AloneBusy[a.Name])
 	}
 	for _, m := range o.Framework {
+		add(m)
+	}
+	if o.Hops != nil {
+		for _, m := range append(slices.Clone(o.Hops.Floor), o.Hops.Page...) {
+			add(m)
+		}
+	}
+	for _, m := range o.TimingCost {
 		add(m)
 	}
 	for _, pr := range append(slices.Clone(o.Ladder), o.MaxRate...) {

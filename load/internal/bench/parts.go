@@ -63,6 +63,15 @@ func init() {
 				return out
 			},
 			measure: measureFramework, judge: judgeFramework},
+		// Each hop's residual on the full page against the loopback floor,
+		// both measured here in turn (hops.go).
+		"hops": {fields: []string{"load"}, required: []string{"load"}, load: []string{"qps", "connections"},
+			targets: []string{"hop_residual_floors"}, stacks: true, needs: none, measure: measureHops, judge: judgeHops},
+		// Each costed route's own CPU with Server-Timing on and off,
+		// interleaved, against its framework floor (hops.go).
+		"timing-cost": {targets: []string{"framework_factor"}, stacks: true,
+			needs:   func(p *Plan, _ *Part) []string { return names(p.OfKind("framework")) },
+			measure: measureTimingCost, judge: judgeTimingCost},
 		"ladder": {fields: []string{"duration", "rungs"}, required: []string{"duration", "rungs"}, targets: []string{"hold_fraction"},
 			stacks: true, needs: none, measure: measureLadder, judge: func(*Outcome, *Part) []Verdict { return nil }},
 		// The search reads the ladder's first rung not held as its upper
@@ -127,15 +136,14 @@ func knownTargets() []string {
 // measureFloor measures fortio's echo server in this process, then as a
 // process of its own (floorProcess).
 func measureFloor(ctx context.Context, b *bench, _ *Part) error {
-	flog.SetLogLevelQuiet(flog.Critical)
-	_, addr := fhttp.ServeTCP("127.0.0.1:0", "")
-	if addr == nil {
-		return errors.New("could not start fortio's echo server on loopback")
+	echo, err := startEcho()
+	if err != nil {
+		return err
 	}
 	for _, uniform := range []bool{false, true} {
 		s := b.scenario("bench-floor", "echo", "/echo", uniform, b.base())
 		s.Description = "floor: fortio's echo server (in-process, loopback) " + pattern(uniform)
-		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: "http://" + addr.String()}})
+		m, err := b.measure(ctx, s, []loadtarget.Target{echo})
 		if err != nil {
 			return err
 		}
@@ -145,6 +153,17 @@ func measureFloor(ctx context.Context, b *bench, _ *Part) error {
 	// loopback costs before any service code runs (wake-ups of a second
 	// process instead of goroutines of one).
 	return b.floorProcess(ctx)
+}
+
+// startEcho starts fortio's echo server in this process on loopback: the
+// floor's target.
+func startEcho() (loadtarget.Target, error) {
+	flog.SetLogLevelQuiet(flog.Critical)
+	_, addr := fhttp.ServeTCP("127.0.0.1:0", "")
+	if addr == nil {
+		return loadtarget.Target{}, errors.New("could not start fortio's echo server on loopback")
+	}
+	return loadtarget.Target{Name: "echo", URL: "http://" + addr.String()}, nil
 }
 
 // measureEndpoint measures one route alone: tuned vs legacy in bursts

@@ -38,7 +38,7 @@ func TestShippedPlan(t *testing.T) {
 	if r := p.Routes(); len(r) != 4 || r[3].Service != "productpage" || r[3].Rate != 500 || r[3].Upstream != 2 {
 		t.Errorf("framework routes %+v", r)
 	}
-	if len(p.Targets.Order) != 15 {
+	if len(p.Targets.Order) != 16 {
 		t.Errorf("targets %v", p.Targets.Order)
 	}
 }
@@ -53,6 +53,8 @@ func TestSelect(t *testing.T) {
 		"framework":   "floor details ratings reviews page framework",
 		"maxrate,api": "floor api maxrate",
 		"soak":        "soak",
+		"hops":        "hops",
+		"timing-cost": "floor details ratings reviews page framework timing-cost",
 	} {
 		got, err := p.Select(only)
 		if err != nil || strings.Join(got, " ") != want {
@@ -102,10 +104,10 @@ func TestBadPlan(t *testing.T) {
 		{"  total_rss_mb:", "  total_rss:", []string{"targets.total_rss: unknown target", "targets.total_rss_mb: missing"}},
 		{"    why: a leak at this pace is about 0.6 GB a day\n", "", []string{"targets.soak_rss_slope_mb.why: missing"}},
 		{"base: {qps: 100,", "base: {qps: -100,", []string{"bench/plan.yaml:10: base.qps: must be > 0, got \"-100\""}},
-		{"      - {qps: 2000, connections: 200}", "      - {qps: 2000, connections: 0}", []string{"parts[7].rungs[3].connections: must be an integer ≥ 1, got \"0\""}},
-		{"load: {qps: 200, connections: 20, duration: 30m}", "load: {qps: 200, connections: 20, duration: 30}", []string{"parts[12].load.duration: must be a duration with a unit", "got \"30\""}},
-		{"    kind: maxrate", "    kind: maxrates", []string{"parts[8].kind: unknown kind \"maxrates\""}},
-		{"    kind: maxrate\n    load: {qps: 500, duration: 30s}", "    kind: maxrate\n    load: {qps: 500}", []string{"parts[8].load.duration: missing"}},
+		{"      - {qps: 2000, connections: 200}", "      - {qps: 2000, connections: 0}", []string{"parts[9].rungs[3].connections: must be an integer ≥ 1, got \"0\""}},
+		{"load: {qps: 200, connections: 20, duration: 30m}", "load: {qps: 200, connections: 20, duration: 30}", []string{"parts[14].load.duration: must be a duration with a unit", "got \"30\""}},
+		{"    kind: maxrate", "    kind: maxrates", []string{"parts[10].kind: unknown kind \"maxrates\""}},
+		{"    kind: maxrate\n    load: {qps: 500, duration: 30s}", "    kind: maxrate\n    load: {qps: 500}", []string{"parts[10].load.duration: missing"}},
 		{"  - name: ratings", "  - name: details", []string{"parts[2].name: part \"details\" defined twice"}},
 		{"targets: [service_p50_floors, service_p999_ms]\n  - name: reviews", "targets: [page_p50]\n  - name: reviews", []string{"parts[2].targets[0]: a part of kind endpoint is not judged on \"page_p50\""}},
 		{"    path: /health", "    path: /health\n    rungs: []", []string{"parts[6].rungs: unknown field"}},
