@@ -11,9 +11,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * What server.jetty.* has no property for, through Jetty's public connector and HTTP configuration:
- * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, how fast idle threads end, the head deadline (HeadDeadline) and the
- * JSON error for requests Jetty refuses itself. Jetty's own defaults already parse strictly
- * (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
+ * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, how fast idle threads end, the head
+ * deadline (HeadDeadline) and the JSON error for requests Jetty refuses itself. Jetty's own
+ * defaults already parse strictly (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
  */
 @Component
 class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFactory> {
