@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -151,11 +152,17 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
         public boolean handle(Request request, Response response, Callback callback)
                 throws Exception {
             Connection connection = request.getConnectionMetaData().getConnection();
+            EndPoint endPoint = connection.getEndPoint();
+            if (!endPoint.isOpen()) {
+                // A pipelined request Jetty read before the connection closed (a client that
+                // stopped reading, cut at the idle timeout): no one can receive its answer.
+                callback.failed(new EofException("connection closed"));
+                return true;
+            }
             Track track = tracks.get(connection);
             if (track == null) {
                 return super.handle(request, response, callback);
             }
-            EndPoint endPoint = connection.getEndPoint();
             track.serving = true;
             endPoint.setIdleTimeout(headMillis);
             Callback done =

@@ -4,21 +4,28 @@ import bookinfo.reviews.ReviewsConfig;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.springframework.boot.web.embedded.jetty.JettyServletWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.stereotype.Component;
 
 /**
  * What server.jetty.* has no property for, through Jetty's public connector and HTTP configuration:
- * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, the head deadline (HeadDeadline) and the
- * JSON error for requests Jetty refuses itself. Jetty's own defaults already parse strictly
- * (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
+ * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, how fast idle threads end, the head
+ * deadline (HeadDeadline) and the JSON error for requests Jetty refuses itself. Jetty's own
+ * defaults already parse strictly (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
  */
 @Component
 class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFactory> {
 
     /** Beyond HTTP_MAX_CONNECTIONS new connections wait in a listen backlog this long. */
     static final int ACCEPT_QUEUE = 1024;
+
+    /**
+     * Idle threads the pool ends per server.jetty.threads.idle-timeout (Jetty's default is one): a
+     * flood that grew it to server.jetty.threads.max gives their stacks back within seconds.
+     */
+    static final int EVICT_PER_IDLE_TIMEOUT = 100;
 
     private final ReviewsConfig config;
 
@@ -41,6 +48,9 @@ class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFact
                             http.getHttpConfiguration()
                                     .setPersistentConnectionsEnabled(config.httpKeepAlive());
                         }
+                    }
+                    if (server.getThreadPool() instanceof QueuedThreadPool pool) {
+                        pool.setMaxEvictCount(EVICT_PER_IDLE_TIMEOUT);
                     }
                     server.setErrorHandler(new JsonErrors.Jetty());
                     HeadDeadline.install(
