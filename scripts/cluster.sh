@@ -681,7 +681,7 @@ host_state() {
     done
   done
   awk -v d="$C/" 'index($2, d) == 1 {print "mount " $2}' /proc/mounts
-  findmnt -n -o TARGET,PROPAGATION "$NETNS_DIR" 2>/dev/null | sed 's/^/mount /'
+  { findmnt -n -o TARGET,PROPAGATION "$NETNS_DIR" 2>/dev/null || true; } | sed 's/^/mount /'
 
   ip link show "$BRIDGE" >/dev/null 2>&1 && echo "bridge $BRIDGE"
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do echo "network namespace $ns"; done

@@ -161,6 +161,7 @@ module Details
         end
         bad("more than one Content-Length") if lengths.size > 1
         bad("Content-Length not a decimal number") unless lengths.empty? || DIGITS.match?(lengths[0])
+        bad("Content-Length beyond 64 bits") if !lengths.empty? && lengths[0].to_i >= 2**63
       end
 
       def check_host(hosts)
