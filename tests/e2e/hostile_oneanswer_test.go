@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,12 +102,17 @@ var manifestMemoryMiB = map[string]int64{"productpage": 1024, "details": 256, "r
 // TestManyNonReadingClientsStayUnderTheManifestLimit: 200 connections per
 // service (within its default connection limit), each pipelining 2,000
 // GET /metrics and never reading an answer. The service's resident memory
-// stays under its manifest limit throughout, and it answers /health on a
-// new connection once they leave; how long /health takes meanwhile is
-// reported (the aim is a second).
+// stays under its manifest limit throughout, it answers /health on a new
+// connection in under a second meanwhile, and again once they leave.
+//
+// /health is asked healthProbes times, half a second apart, while the
+// crowd is on; the median must be under the bound (a second, the
+// requirement's; a probe gives up at 5 s): one probe that a busy 2-CPU
+// machine stalls once is the machine's, the median is the code's.
 func TestManyNonReadingClientsStayUnderTheManifestLimit(t *testing.T) {
 	st := stackCrowd.need(t)
-	const conns, pipelined = 200, 2000
+	const conns, pipelined, healthProbes = 200, 2000, 5
+	const bound = time.Second
 	batch := []byte(strings.Repeat("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", pipelined))
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
@@ -114,22 +120,27 @@ func TestManyNonReadingClientsStayUnderTheManifestLimit(t *testing.T) {
 			rss0 := groupRSSkB(pid)
 			w := watchRSS(pid)
 			cs := nonReaders(t, st.port(svc), conns, batch)
-			time.Sleep(2 * time.Second)
-			ok, why := healthWithin(st.port(svc), time.Second)
 			time.Sleep(time.Second)
+			var took []time.Duration
+			for i := 0; i < healthProbes; i++ {
+				d, ok, why := healthBy(st.port(svc), 5*time.Second)
+				if !ok {
+					t.Logf("%s: /health probe %d while %d connections do not read: no 200 within 5 s: %s", svc, i+1, conns, why)
+				}
+				took = append(took, d)
+				time.Sleep(500 * time.Millisecond)
+			}
 			peak := w.peakKB()
 			for _, c := range cs {
 				c.Close()
 			}
-			t.Logf("%s: %d connections pipelining %d GET /metrics without reading: RSS %d -> peak %d MB (manifest limit %d Mi); /health: %v %s",
-				svc, conns, pipelined, rss0>>10, peak>>10, manifestMemoryMiB[svc], ok, why)
-			// Reported, not judged: a second is the aim, and reviews misses
-			// it on 2 CPUs (the 200 connections' /metrics scrapes queue on
-			// Micrometer's histogram lock; apps/reviews/DESIGN.md, "Memory
-			// after hostile load"), by 40 ms when the machine is otherwise
-			// quiet, so a verdict here would be the machine's, not the code's.
-			if !ok {
-				t.Logf("%s: /health on a new connection while %d connections do not read: %s (the aim: a 200 within 1 s)", svc, conns, why)
+			sorted := slices.Clone(took)
+			slices.Sort(sorted)
+			median := sorted[len(sorted)/2]
+			t.Logf("%s: %d connections pipelining %d GET /metrics without reading: RSS %d -> peak %d MB (manifest limit %d Mi); /health took %v (median %v, bound %v)",
+				svc, conns, pipelined, rss0>>10, peak>>10, manifestMemoryMiB[svc], took, median, bound)
+			if median >= bound {
+				t.Errorf("/health on a new connection while %d connections do not read: median of %d probes %v, want under %v", conns, healthProbes, median, bound)
 			}
 			if peak>>10 >= manifestMemoryMiB[svc] {
 				t.Errorf("RSS peaked at %d MB, over the manifest limit of %d Mi", peak>>10, manifestMemoryMiB[svc])

@@ -4,6 +4,7 @@ import bookinfo.reviews.ReviewsConfig;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.QoSHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.springframework.boot.web.embedded.jetty.JettyServletWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
@@ -11,9 +12,10 @@ import org.springframework.stereotype.Component;
 
 /**
  * What server.jetty.* has no property for, through Jetty's public connector and HTTP configuration:
- * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, how fast idle threads end, the head
- * deadline (HeadDeadline) and the JSON error for requests Jetty refuses itself. Jetty's own
- * defaults already parse strictly (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
+ * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, the send buffer, how fast idle threads
+ * end, how many /metrics render at once, the head deadline (HeadDeadline) and the JSON error for
+ * requests Jetty refuses itself. Jetty's own defaults already parse strictly
+ * (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
  */
 @Component
 class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFactory> {
@@ -26,6 +28,15 @@ class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFact
      * flood that grew it to server.jetty.threads.max gives their stacks back within seconds.
      */
     static final int EVICT_PER_IDLE_TIMEOUT = 100;
+
+    /** SO_SNDBUF of accepted sockets (Linux doubles it) instead of autotuning up to 4 MiB. */
+    static final int SEND_BUFFER = 64 * 1024;
+
+    /**
+     * /metrics renders this many scrapes at once (QoSHandler); more wait without a thread. 200 at
+     * once on two CPUs kept /health waiting over a second (DESIGN.md, "A crowd of scrapes").
+     */
+    static final int SCRAPES_AT_ONCE = 2;
 
     private final ReviewsConfig config;
 
@@ -41,6 +52,7 @@ class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFact
                         if (connector instanceof ServerConnector sc) {
                             sc.setAcceptedTcpNoDelay(config.httpNoDelay());
                             sc.setAcceptQueueSize(ACCEPT_QUEUE);
+                            sc.setAcceptedSendBufferSize(SEND_BUFFER);
                         }
                         HttpConnectionFactory http =
                                 connector.getConnectionFactory(HttpConnectionFactory.class);
@@ -53,6 +65,11 @@ class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFact
                         pool.setMaxEvictCount(EVICT_PER_IDLE_TIMEOUT);
                     }
                     server.setErrorHandler(new JsonErrors.Jetty());
+                    QoSHandler scrapes = new QoSHandler(server.getHandler());
+                    scrapes.includePath("/metrics");
+                    scrapes.setMaxRequestCount(SCRAPES_AT_ONCE);
+                    scrapes.setMaxSuspendedRequestCount(config.httpMaxConnections());
+                    server.setHandler(scrapes);
                     HeadDeadline.install(
                             server,
                             config.httpHeaderTimeoutSeconds() * 1000L,
