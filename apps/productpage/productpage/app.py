@@ -96,8 +96,7 @@ def _passthrough(result: Result) -> Response:
 
 
 def create_app(config: Config, secret_key: str, backends: Backends | None = None):
-    """The Flask app, its wsgi_app wrapped in the metrics/access-log middleware
-    and, outermost, the Server-Timing one."""
+    """The Flask app, its wsgi_app wrapped in the metrics and Server-Timing middleware."""
     # Static route added after OPTIONS is off, so OPTIONS gets the JSON 405 too.
     app = Flask(__name__, static_folder=None)
     # Else "//" gets a 308 to a Location built from Host (GET /static//etc/passwd).
@@ -217,5 +216,5 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     app.wsgi_app = Instrumented(app.wsgi_app, metrics, config.access_log)
     if config.server_timing:
-        app.wsgi_app = timing.Timed(app.wsgi_app)
+        app.wsgi_app = timing.timed(app.wsgi_app)
     return app

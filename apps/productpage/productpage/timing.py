@@ -39,7 +39,7 @@ def forwarded(prefix: str, header: str | None) -> list[str]:
     return out
 
 
-# Where Timed keeps this request's backend metrics in the WSGI environ.
+# Where timed() keeps this request's backend metrics in the WSGI environ.
 ENVIRON_KEY = "productpage.server_timing"
 
 
@@ -51,13 +51,10 @@ def record(name: str, result: Result) -> None:
         metrics.extend(forwarded(name, result.server_timing))
 
 
-class Timed:
+def timed(wsgi_app):
     """WSGI middleware, wrapped around every other: the header on every answer."""
 
-    def __init__(self, wsgi_app):
-        self.wsgi_app = wsgi_app
-
-    def __call__(self, environ, start_response):
+    def timed_app(environ, start_response):
         start = time.perf_counter()
         metrics = environ[ENVIRON_KEY] = []
 
@@ -65,4 +62,6 @@ class Timed:
             value = ", ".join([metric("app", time.perf_counter() - start), *metrics])
             return start_response(status, [*headers, ("Server-Timing", value)], exc_info)
 
-        return self.wsgi_app(environ, timed_start_response)
+        return wsgi_app(environ, timed_start_response)
+
+    return timed_app

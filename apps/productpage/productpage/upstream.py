@@ -1,11 +1,7 @@
 """Outbound HTTP: one urllib3 connection pool per backend, honouring the
 UPSTREAM_* knobs and HTTP_NODELAY. A call sent on a reused connection that
 the peer closed under it (no response, or a reset) is sent once more on a
-new one, never otherwise (DESIGN.md, "How each knob is implemented").
-Reply.seconds is the call's time on the wire (Server-Timing's wait): from the
-request handed to the connection to the answer read whole (the pool
-preloads), every attempt; checking out a pooled connection is not in it, as
-urllib3's liveness check yields to gevent's hub and other greenlets run."""
+new one, never otherwise (DESIGN.md, "How each knob is implemented")."""
 
 import contextvars
 import socket
@@ -32,7 +28,9 @@ class Reply:
 # Whether the connection the current call sent its request on had served a
 # response before (set by RetiringConnection.request, read by get()).
 _sent_on_reused = contextvars.ContextVar("sent_on_reused", default=False)
-# The current call's time on the wire so far (added to by RetiringConnection).
+# The current call's time on the wire so far (Reply.seconds, Server-Timing's wait), from request()
+# to getresponse() with the body preloaded: the pool's checkout is not in it, as its liveness check
+# yields to gevent's hub and other greenlets run (DESIGN.md, "Server-Timing's clocks").
 _on_wire = contextvars.ContextVar("on_wire", default=0.0)
 
 

@@ -38,12 +38,10 @@ module Details
 
     # keep_alive false: WEBrick writes "Connection: close" (still with
     # Content-Length) and closes the connection after the response.
-    #
-    # The W3C Server-Timing header (docs/contract.md, "Server-Timing"):
-    # app;dur=<ms>, from WEBrick's parse having read the request line
-    # (HTTPRequest#request_time) to the response being complete: the parse of
-    # the head is details' time too. Also on the answer WEBrick makes from an
-    # HTTPStatus error raised while serving (it keeps the headers set).
+    # Server-Timing (docs/contract.md): app;dur=<ms> from WEBrick's parse having
+    # read the request line (HTTPRequest#request_time) to the servlet's return;
+    # also on the answer WEBrick makes from an HTTPStatus error raised while
+    # serving (it keeps the headers set).
     def service(req, res)
       res.keep_alive = false unless @keepalive
       super
