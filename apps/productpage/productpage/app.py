@@ -96,7 +96,7 @@ def _passthrough(result: Result) -> Response:
 
 
 def create_app(config: Config, secret_key: str, backends: Backends | None = None):
-    """The Flask app, its wsgi_app wrapped in the metrics/access-log middleware."""
+    """The Flask app, its wsgi_app wrapped in the metrics and Server-Timing middleware."""
     # Static route added after OPTIONS is off, so OPTIONS gets the JSON 405 too.
     app = Flask(__name__, static_folder=None)
     # Else "//" gets a 308 to a Location built from Host (GET /static//etc/passwd).
@@ -117,8 +117,6 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
 
     backends = backends or Backends(config)
     metrics = Metrics()
-    if config.server_timing:
-        timing.install(app)
 
     @app.get("/")
     @app.get("/index.html")
@@ -217,4 +215,6 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
         return json_response(body.encode(), err.code or 500)
 
     app.wsgi_app = Instrumented(app.wsgi_app, metrics, config.access_log)
+    if config.server_timing:
+        app.wsgi_app = timing.timed(app.wsgi_app)
     return app

@@ -48,8 +48,8 @@ Headers = dict[str, bytes]  # outbound name -> the value's bytes as they arrived
 class Result:
     """What a backend call produced: status, the raw body when it worked, and
     the parsed JSON (the backend's on success, the error object otherwise);
-    how long the call took in all (every attempt) and the Server-Timing
-    header of the last answer."""
+    how long its attempts were on the wire in all (upstream.Reply.seconds; a
+    failed attempt whole) and the Server-Timing header of the last answer."""
 
     status: int
     data: Any
@@ -129,17 +129,17 @@ def _quote(product_id) -> str:
 
 
 def _call(upstream, path: str, headers: Headers, attempts: int, error: str) -> Result:
-    started = time.perf_counter()
-    status = 500
-    timing = None
+    status, timing, waited = 500, None, 0.0
     for _ in range(attempts):
+        started = time.perf_counter()
         try:
             reply = get(upstream, path, headers)
         except UpstreamError as err:
             log.debug("GET %s: %s", path, err)
             status, timing = 500, None
+            waited += time.perf_counter() - started
             continue
-        status, timing = reply.status, reply.server_timing
+        status, timing, waited = reply.status, reply.server_timing, waited + reply.seconds
         if status == 200:
             try:
                 data = json.loads(reply.body)
@@ -147,5 +147,5 @@ def _call(upstream, path: str, headers: Headers, attempts: int, error: str) -> R
                 log.debug("GET %s:%s%s: body is not JSON", upstream.host, upstream.port, path)
                 status = 500
             else:
-                return Result(200, data, reply.body, time.perf_counter() - started, timing)
-    return Result(status, {"error": error}, None, time.perf_counter() - started, timing)
+                return Result(200, data, reply.body, waited, timing)
+    return Result(status, {"error": error}, None, waited, timing)

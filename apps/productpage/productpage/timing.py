@@ -1,12 +1,12 @@
 """The W3C Server-Timing header (docs/contract.md, "Server-Timing"):
-productpage's own time (`app`, from Flask's first before_request to its
-after_request), its wait for each backend, and what each backend reported
-about itself, prefixed with its name."""
+productpage's own time (`app`, from gunicorn calling the outermost WSGI
+middleware to the answer's start_response), its wait for each backend, and
+what each backend reported about itself, prefixed with its name."""
 
 import re
 import time
 
-from flask import Flask, g
+from flask import request
 
 from .backends import Result
 
@@ -39,27 +39,29 @@ def forwarded(prefix: str, header: str | None) -> list[str]:
     return out
 
 
+# Where timed() keeps this request's backend metrics in the WSGI environ.
+ENVIRON_KEY = "productpage.server_timing"
+
+
 def record(name: str, result: Result) -> None:
     """Adds one backend call of this request: the wait, then what it reported."""
-    metrics = g.get("server_timing")
+    metrics = request.environ.get(ENVIRON_KEY)
     if metrics is not None:
         metrics.append(metric(name, result.seconds))
         metrics.extend(forwarded(name, result.server_timing))
 
 
-def install(app: Flask) -> None:
-    """Registers the hooks; call before any other before_request, so that the
-    clock also runs for a request another hook refuses."""
+def timed(wsgi_app):
+    """WSGI middleware, wrapped around every other: the header on every answer."""
 
-    @app.before_request
-    def start_clock():
-        g.server_timing_start = time.perf_counter()
-        g.server_timing = []
+    def timed_app(environ, start_response):
+        start = time.perf_counter()
+        metrics = environ[ENVIRON_KEY] = []
 
-    @app.after_request
-    def add_header(response):
-        start = g.get("server_timing_start")
-        if start is not None:
-            app_time = metric("app", time.perf_counter() - start)
-            response.headers["Server-Timing"] = ", ".join([app_time, *g.server_timing])
-        return response
+        def timed_start_response(status, headers, exc_info=None):
+            value = ", ".join([metric("app", time.perf_counter() - start), *metrics])
+            return start_response(status, [*headers, ("Server-Timing", value)], exc_info)
+
+        return wsgi_app(environ, timed_start_response)
+
+    return timed_app

@@ -5,6 +5,7 @@ new one, never otherwise (DESIGN.md, "How each knob is implemented")."""
 
 import contextvars
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -21,11 +22,16 @@ class Reply:
     status: int
     body: bytes
     server_timing: str | None = None
+    seconds: float = 0.0
 
 
 # Whether the connection the current call sent its request on had served a
 # response before (set by RetiringConnection.request, read by get()).
 _sent_on_reused = contextvars.ContextVar("sent_on_reused", default=False)
+# The current call's time on the wire so far (Reply.seconds, Server-Timing's wait), from request()
+# to getresponse() with the body preloaded: the pool's checkout is not in it, as its liveness check
+# yields to gevent's hub and other greenlets run (DESIGN.md, "Server-Timing's clocks").
+_on_wire = contextvars.ContextVar("on_wire", default=0.0)
 
 
 class RetiringConnection(HTTPConnection):
@@ -43,10 +49,14 @@ class RetiringConnection(HTTPConnection):
 
     def request(self, *args, **kwargs):
         _sent_on_reused.set(self.responses > 0)
+        self.sent_at = time.perf_counter()
         return super().request(*args, **kwargs)
 
     def getresponse(self, *args, **kwargs):
-        response = super().getresponse(*args, **kwargs)
+        try:
+            response = super().getresponse(*args, **kwargs)
+        finally:
+            _on_wire.set(_on_wire.get() + time.perf_counter() - self.sent_at)
         self.responses += 1
         if self.responses >= self.retire_after:
             self.close()
@@ -82,13 +92,15 @@ def get(upstream: urllib3.HTTPConnectionPool, path: str, headers: Mapping[str, b
     under a request): a Reply for any HTTP response, UpstreamError for none."""
     if upstream.headers:
         headers = {**upstream.headers, **headers}
+    _on_wire.set(0.0)
     for attempt in (1, 2):
         _sent_on_reused.set(False)
         try:
             response = upstream.urlopen(
                 "GET", path, headers=headers, retries=False, redirect=False, preload_content=True
             )
-            return Reply(response.status, response.data, response.headers.get("Server-Timing"))
+            timing = response.headers.get("Server-Timing")
+            return Reply(response.status, response.data, timing, _on_wire.get())
         except (urllib3.exceptions.HTTPError, OSError) as err:
             if attempt == 1 and _closed_under_request(err) and _sent_on_reused.get():
                 continue

@@ -1,8 +1,11 @@
 """The Server-Timing header: productpage's own time, each backend call's
 wait, and what the backends reported, prefixed (docs/contract.md)."""
 
+import json
 import re
 import socket
+import time
+from types import SimpleNamespace
 
 import pytest
 from conftest import make_app
@@ -61,6 +64,23 @@ def test_a_slow_backend_shows_on_its_own_wait(client, backends):
     got = timings(client.get("/productpage"))
     assert got["details"] >= 50.0
     assert got["app"] >= got["details"]
+
+
+def test_parsing_the_answer_is_productpage_own_time(client, backends, monkeypatch):
+    """The wait is the exchange on the connection: a slow JSON parse of the
+    answer counts in `app`, not in the backend's wait. One call (the API's
+    details route): on the page, the other greenlet's parse would delay
+    this one's wake-up."""
+    backends.details.answer("/details/0", body=DETAILS)
+
+    def slow_loads(text):
+        time.sleep(0.05)
+        return json.loads(text)
+
+    monkeypatch.setattr("productpage.backends.json", SimpleNamespace(loads=slow_loads))
+    got = timings(client.get("/api/v1/products/0"))
+    assert got["details"] < 50.0
+    assert got["app"] >= 50.0
 
 
 def test_a_failed_call_still_reports_its_wait(backends):

@@ -333,12 +333,18 @@ func (b *bench) speed(when string) {
 	b.logf("speed check %s: SHA-256 %s ms, memory %.0f ns per load", when, ms(c.ComputeMS), c.MemoryNS)
 }
 
-// floorProcess measures fortio's echo server running as `bookload echo`, a
-// child process of its own; its CPU time is read from /proc like a service's.
-func (b *bench) floorProcess(ctx context.Context) error {
+// echoProcess is fortio's echo server running as `bookload echo`, a child
+// process of its own on loopback.
+type echoProcess struct {
+	cmd    *exec.Cmd
+	target loadtarget.Target
+}
+
+// startEchoProcess starts `bookload echo` and reads the address it reports.
+func startEchoProcess() (*echoProcess, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(self, "echo", "--listen", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -346,32 +352,47 @@ func (b *bench) floorProcess(ctx context.Context) error {
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting bookload echo: %w", err)
+		return nil, fmt.Errorf("starting bookload echo: %w", err)
 	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
+	e := &echoProcess{cmd: cmd}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		e.stop()
+		return nil, errors.Join(fmt.Errorf("bookload echo did not report its address (got %q, stderr %q)", line, stderr.String()), err)
+	}
+	e.target = loadtarget.Target{Name: "echo", URL: url}
+	return e, nil
+}
+
+// cpu is the CPU seconds the echo process has used so far.
+func (e *echoProcess) cpu() float64 { return proc.Group(e.cmd.Process.Pid).CPU }
+
+func (e *echoProcess) stop() {
+	_ = e.cmd.Process.Signal(syscall.SIGTERM)
+	_ = e.cmd.Wait()
+}
+
+// floorProcess measures fortio's echo server in a process of its own; its
+// CPU time is read from /proc like a service's.
+func (b *bench) floorProcess(ctx context.Context) error {
+	echo, err := startEchoProcess()
 	if err != nil {
-		return fmt.Errorf("bookload echo did not report its address (got %q, stderr %q): %w", line, stderr.String(), err)
+		return err
 	}
-	if !ok {
-		return fmt.Errorf("bookload echo did not report its address (got %q, stderr %q)", line, stderr.String())
-	}
+	defer echo.stop()
 	for _, uniform := range []bool{false, true} {
 		s := b.scenario("bench-floor-process", "echo", "/echo", uniform, b.base())
 		s.Description = "fortio's echo server in a separate process (loopback) " + pattern(uniform)
-		cpu0 := proc.Group(cmd.Process.Pid).CPU
-		m, err := b.measure(ctx, s, []loadtarget.Target{{Name: "echo", URL: url}})
+		cpu0 := echo.cpu()
+		m, err := b.measure(ctx, s, []loadtarget.Target{echo.target})
 		if err != nil {
 			return err
 		}
-		m.Server = proc.Group(cmd.Process.Pid).CPU - cpu0
+		m.Server = echo.cpu() - cpu0
 		b.o.FloorProcess[uniform] = m
 	}
 	return nil

@@ -5,8 +5,12 @@ package bench
 //   - hops: each hop's residual on the full page (what the caller waited
 //     minus the callee's own time: network and kernel on loopback, no mesh)
 //     at the part's load, uniform, against hop_residual_floors times the
-//     loopback floor (fortio's echo server, in-process), the two measured in
-//     turn, one repetition each, so that both see the same machine;
+//     loopback floor: fortio's client and its echo server in two processes,
+//     a round trip through the kernel's loopback that wakes two processes as
+//     a hop between two services does. The echo server in-process (one Go
+//     process, its goroutines hand the request over: the floor until
+//     2026-11-26) is shown beside it. The three are measured in turn, one
+//     repetition each, so that all see the same machine;
 //   - timing-cost: what the header costs, each costed route's own CPU per
 //     request at its busy rate with SERVER_TIMING on (the tuned stack) and
 //     off (a third stack, started for the part), interleaved in one run, the
@@ -28,19 +32,26 @@ import (
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/stats"
 )
 
-// HopsMeasure is the floor and the full page measured in turn, and the
+// HopsMeasure is the floors and the full page measured in turn, and the
 // page's hops, every round merged.
 type HopsMeasure struct {
-	Load        Load
-	Floor, Page []*Measure // one per round, in turn
-	Res         *hops.Result
+	Load Load
+	// One per round, in turn: the echo server in-process, in a process of
+	// its own (the floor judged against), the full page.
+	InProcess, Floor, Page []*Measure
+	Res                    *hops.Result
 }
 
-// FloorP50 is the median of the floor rounds' p50, ms.
-func (h *HopsMeasure) FloorP50() float64 {
+// FloorP50 is the median of the two-process floor rounds' p50, ms.
+func (h *HopsMeasure) FloorP50() float64 { return medianP50(h.Load, h.Floor) }
+
+// InProcessP50 is the median of the in-process floor rounds' p50, ms.
+func (h *HopsMeasure) InProcessP50() float64 { return medianP50(h.Load, h.InProcess) }
+
+func medianP50(load Load, rounds []*Measure) float64 {
 	var v []float64
-	for _, m := range h.Floor {
-		if r := m.Row(h.Load.Profile(0).Name, "echo"); r != nil {
+	for _, m := range rounds {
+		if r := m.Row(load.Profile(0).Name, "echo"); r != nil {
 			v = append(v, r.LatencyMS["p50"])
 		}
 	}
@@ -50,27 +61,43 @@ func (h *HopsMeasure) FloorP50() float64 {
 	return stats.Median(v)
 }
 
-// measureHops runs, once per repetition of the plan, one repetition of the
-// loopback floor then one of the full page on the tuned stack, both uniform
+// measureHops runs, once per repetition of the plan, one repetition of each
+// loopback floor then one of the full page on the tuned stack, all uniform
 // at the part's load.
 func measureHops(ctx context.Context, b *bench, pt *Part) error {
-	echo, err := startEcho()
+	inProcess, err := startEcho()
 	if err != nil {
 		return err
 	}
+	process, err := startEchoProcess()
+	if err != nil {
+		return err
+	}
+	defer process.stop()
 	rounds := b.tm.Reps
 	b.tm.Reps = 1
 	defer func() { b.tm.Reps = rounds }()
 	page := b.o.Plan.Page
 	h := &HopsMeasure{Load: pt.Load, Res: hops.NewResult()}
+	floors := []struct {
+		name, text string
+		target     loadtarget.Target
+		into       *[]*Measure
+	}{
+		{"floor-in-process", "fortio's echo server in-process", inProcess, &h.InProcess},
+		{"floor", "fortio's client and its echo server in two processes", process.target, &h.Floor},
+	}
 	for i := range rounds {
-		s := b.scenario(fmt.Sprintf("bench-hops-floor-%d", i), "echo", "/echo", true, pt.Load.Profile(b.tm.Rep))
-		s.Description = "loopback floor for the hop residuals: fortio's echo server (in-process), " + pattern(true)
-		f, err := b.measure(ctx, s, []loadtarget.Target{echo})
-		if err != nil {
-			return err
+		for _, f := range floors {
+			s := b.scenario(fmt.Sprintf("bench-hops-%s-%d", f.name, i), "echo", "/echo", true, pt.Load.Profile(b.tm.Rep))
+			s.Description = "loopback floor for the hop residuals: " + f.text + ", " + pattern(true)
+			m, err := b.measure(ctx, s, []loadtarget.Target{f.target})
+			if err != nil {
+				return err
+			}
+			*f.into = append(*f.into, m)
 		}
-		s = b.scenario(fmt.Sprintf("bench-hops-page-%d", i), page.Service, page.Path, true, pt.Load.Profile(b.tm.Rep))
+		s := b.scenario(fmt.Sprintf("bench-hops-page-%d", i), page.Service, page.Path, true, pt.Load.Profile(b.tm.Rep))
 		s.Description = "full page, each hop's residual from Server-Timing, " + pattern(true)
 		p, err := b.measure(ctx, s, []loadtarget.Target{b.targetOf("tuned", page.Service)})
 		if err != nil {
@@ -81,7 +108,7 @@ func measureHops(ctx context.Context, b *bench, pt *Part) error {
 			return err
 		}
 		h.Res.Merge(res)
-		h.Floor, h.Page = append(h.Floor, f), append(h.Page, p)
+		h.Page = append(h.Page, p)
 	}
 	b.o.Hops = h
 	return nil
@@ -110,19 +137,23 @@ func (m *Measure) Hops(target string) (*hops.Result, error) {
 	return out, nil
 }
 
-// HopRow is one hop's residual against the loopback floor.
+// HopRow is one hop's residual against the loopback floors.
 type HopRow struct {
-	Hop      string // the residual's name: client, details, reviews, reviews.ratings
-	Label    string // caller → callee
-	Requests int64
-	P50      Num // the residual's own percentiles, ms
-	P90      Num
-	P99      Num
-	FloorP50 Num
+	Hop          string // the residual's name: client, details, reviews, reviews.ratings
+	Label        string // caller → callee
+	Requests     int64
+	P50          Num // the residual's own percentiles, ms
+	P90          Num
+	P99          Num
+	FloorP50     Num // two processes: the floor judged against
+	InProcessP50 Num
 }
 
 // Floors is the residual's p50 in loopback floors.
 func (r HopRow) Floors() float64 { return float64(r.P50 / r.FloorP50) }
+
+// InProcessFloors is the residual's p50 in in-process floors.
+func (r HopRow) InProcessFloors() float64 { return float64(r.P50 / r.InProcessP50) }
 
 // HopLabel names the two ends of the hop whose residual is called name:
 // client → productpage, productpage → details, reviews → ratings.
@@ -138,9 +169,10 @@ func HopLabel(name string) string {
 	return caller + " → " + parts[len(parts)-1]
 }
 
-// HopRows sets each hop of res against floorP50, the client's own hop
+// HopRows sets each hop of h against its floors, the client's own hop
 // first, then the others by name.
-func HopRows(res *hops.Result, floorP50 float64) []HopRow {
+func HopRows(h *HopsMeasure) []HopRow {
+	res := h.Res
 	names := make([]string, 0, len(res.Residuals))
 	for name := range res.Residuals {
 		if name != hops.ClientHop {
@@ -153,10 +185,10 @@ func HopRows(res *hops.Result, floorP50 float64) []HopRow {
 	}
 	var rows []HopRow
 	for _, name := range names {
-		h := res.Residuals[name]
-		q := func(p float64) Num { return Num(float64(h.ValueAtQuantile(p)) / 1000) }
-		rows = append(rows, HopRow{Hop: name, Label: HopLabel(name), Requests: h.TotalCount(),
-			P50: q(50), P90: q(90), P99: q(99), FloorP50: Num(floorP50)})
+		r := res.Residuals[name]
+		q := func(p float64) Num { return Num(float64(r.ValueAtQuantile(p)) / 1000) }
+		rows = append(rows, HopRow{Hop: name, Label: HopLabel(name), Requests: r.TotalCount(),
+			P50: q(50), P90: q(90), P99: q(99), FloorP50: Num(h.FloorP50()), InProcessP50: Num(h.InProcessP50())})
 	}
 	return rows
 }
@@ -170,37 +202,25 @@ func judgeHops(o *Outcome, pt *Part) []Verdict {
 	if o.Hops == nil || len(o.Hops.Res.Residuals) == 0 {
 		return []Verdict{{Targets: []string{"hop_residual_floors"}, Subject: subject("every hop"), Measured: "no Server-Timing in the answers"}}
 	}
-	process := math.NaN()
-	if m := o.FloorProcess[true]; m != nil {
-		process = lat(m.Row(o.baseProfile(), "echo"), "p50")
-	}
 	var out []Verdict
-	for _, r := range HopRows(o.Hops.Res, o.Hops.FloorP50()) {
+	for _, r := range HopRows(o.Hops) {
 		v := Verdict{Targets: []string{"hop_residual_floors"}, Subject: subject(r.Label), Analysis: "-",
 			Known: !math.IsNaN(r.Floors()), Met: t.Met(r.Floors()),
-			Measured: fmt.Sprintf("p50 %s ms (p90 %s, p99 %s; %d requests) vs floor %s ms: %.1f×",
-				ms(float64(r.P50)), ms(float64(r.P90)), ms(float64(r.P99)), r.Requests, ms(float64(r.FloorP50)), r.Floors())}
+			Measured: fmt.Sprintf("p50 %s ms (p90 %s, p99 %s; %d requests) vs floor %s ms: %.1f× (in-process floor %s ms: %.1f×)",
+				ms(float64(r.P50)), ms(float64(r.P90)), ms(float64(r.P99)), r.Requests, ms(float64(r.FloorP50)), r.Floors(),
+				ms(float64(r.InProcessP50)), r.InProcessFloors())}
 		if v.Known && !v.Met {
-			v.Analysis = hopLimit(r, process)
+			v.Analysis = hopLimit
 		}
 		out = append(out, v)
 	}
 	return out
 }
 
-// hopLimit says what a residual over the target is made of, from what the
-// bench can tell apart: processP50 is the echo server in a process of its
-// own (the process hop alone), NaN if not measured.
-func hopLimit(r HopRow, processP50 float64) string {
-	s := "what no clock of either side covers: the kernel's loopback both ways, waking the callee's process and then the caller's " +
-		"(the floor is one Go process whose own goroutines hand the request over), each runtime's work before its first hook and after its last " +
-		"(docs/contract.md, \"Server-Timing\"), and the caller's client library reading the answer"
-	if !math.IsNaN(processP50) {
-		s += fmt.Sprintf("; the echo server in a process of its own answers in %s ms (%.1f× the floor) before any service code runs, and a hop between services wakes two processes",
-			ms(processP50), processP50/float64(r.FloorP50))
-	}
-	return s
-}
+// hopLimit says what a residual over the target is made of, beyond the
+// floor's own round trip between two processes.
+const hopLimit = "what no clock of either side covers beyond the floor's round trip: each runtime's work before its first hook and after its last " +
+	"(docs/contract.md, \"Server-Timing\"), waking the caller's thread, greenlet or event loop, and the caller's client library reading the answer"
 
 // TimingOffProfile names the stack with the header off, and its load target.
 const TimingOffProfile = "tuned-timing-off"
@@ -333,9 +353,10 @@ func (o *Outcome) hopsView() *hopsView {
 		return v
 	}
 	v.Rounds = len(o.Hops.Floor)
-	for _, r := range HopRows(o.Hops.Res, o.Hops.FloorP50()) {
+	for _, r := range HopRows(o.Hops) {
 		v.Rows = append(v.Rows, []string{r.Label, fmt.Sprint(r.Requests), ms(float64(r.P50)), ms(float64(r.P90)), ms(float64(r.P99)),
-			ms(float64(r.FloorP50)), fmt.Sprintf("%.1f×", r.Floors()), met(t.Met(r.Floors()))})
+			ms(float64(r.FloorP50)), fmt.Sprintf("%.1f×", r.Floors()), ms(float64(r.InProcessP50)), fmt.Sprintf("%.1f×", r.InProcessFloors()),
+			met(t.Met(r.Floors()))})
 	}
 	return v
 }

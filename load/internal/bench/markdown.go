@@ -424,7 +424,7 @@ func (o *Outcome) measures() []*Measure {
 		add(m)
 	}
 	if o.Hops != nil {
-		for _, m := range append(slices.Clone(o.Hops.Floor), o.Hops.Page...) {
+		for _, m := range slices.Concat(o.Hops.InProcess, o.Hops.Floor, o.Hops.Page) {
 			add(m)
 		}
 	}

@@ -38,9 +38,15 @@ module Details
 
     # keep_alive false: WEBrick writes "Connection: close" (still with
     # Content-Length) and closes the connection after the response.
+    # Server-Timing (docs/contract.md): app;dur=<ms> from WEBrick's parse having
+    # read the request line (HTTPRequest#request_time) to the servlet's return;
+    # also on the answer WEBrick makes from an HTTPStatus error raised while
+    # serving (it keeps the headers set).
     def service(req, res)
       res.keep_alive = false unless @keepalive
-      timed(res) { super }
+      super
+    ensure
+      res["Server-Timing"] = format("app;dur=%.3f", (Time.now - req.request_time) * 1000) if @server_timing
     end
 
     # The server-wide "OPTIONS *": WEBrick answers 200 with this Allow.
@@ -64,22 +70,6 @@ module Details
                time: Time.now.utc.iso8601(3), method: WEBrick::AccessLog.escape(req.request_method || "-"),
                path: path, status: res.status, ms: seconds * 1000)
       )
-    end
-
-    private
-
-    # The W3C Server-Timing header (docs/contract.md, "Server-Timing"):
-    # app;dur=<ms>, from the servlet being picked to the response being
-    # complete. Also on the answer WEBrick makes from an HTTPStatus error
-    # raised while serving (it keeps the headers set).
-    def timed(res)
-      return yield unless @server_timing
-
-      start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      yield
-    ensure
-      ms = start && (Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) * 1000
-      res["Server-Timing"] = format("app;dur=%.3f", ms) if ms
     end
   end
 end

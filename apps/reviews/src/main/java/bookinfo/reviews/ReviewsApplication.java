@@ -35,7 +35,7 @@ public class ReviewsApplication {
     @Bean
     FilterRegistrationBean<ServerTiming> serverTimingRegistration(ReviewsConfig config) {
         FilterRegistrationBean<ServerTiming> registration =
-                new FilterRegistrationBean<>(new ServerTiming(System::nanoTime));
+                new FilterRegistrationBean<>(new ServerTiming());
         registration.setOrder(WebConfig.INSIDE_WHOLE_RESPONSES);
         registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ERROR);
         registration.setEnabled(config.serverTiming());

@@ -1,5 +1,7 @@
 package bookinfo.reviews;
 
+import static org.eclipse.jetty.ee10.servlet.ServletContextRequest.getServletContextRequest;
+
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -9,16 +11,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.LongSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * The W3C Server-Timing header (docs/contract.md, "Server-Timing"): {@code app;dur=<ms>}, this
- * service's time from the request entering the filter chain to the response being complete in
- * WholeResponses' buffer (not yet written), then {@code ratings;dur=<ms>}, the time the ratings
- * call took as a client, and what ratings reported, each name prefixed {@code ratings.}.
+ * service's time from the request's first byte reaching Jetty (its parser's begin time: Jetty's
+ * parse and the filters outside this one count) to the response being complete in WholeResponses'
+ * buffer (not yet written), then {@code ratings;dur=<ms>}, the time the ratings call took as a
+ * client, and what ratings reported, each name prefixed {@code ratings.}.
  *
  * <p>Registered inside WholeResponses (WebConfig), whose buffer keeps the response uncommitted
  * until the chain has returned, so the header can still be set; on the error page's dispatch too.
@@ -61,12 +63,6 @@ final class ServerTiming extends OncePerRequestFilter {
             }
             return out.toString();
         }
-    }
-
-    private final LongSupplier nanoTime;
-
-    ServerTiming(LongSupplier nanoTime) {
-        this.nanoTime = nanoTime;
     }
 
     /** This request's calls, or null when SERVER_TIMING=false. */
@@ -115,14 +111,14 @@ final class ServerTiming extends OncePerRequestFilter {
             throws ServletException, IOException {
         Calls calls = calls(request);
         if (calls == null) {
-            calls = new Calls(nanoTime.getAsLong());
+            calls = new Calls(getServletContextRequest(request).getBeginNanoTime());
             request.setAttribute(CALLS, calls);
         }
         try {
             chain.doFilter(request, response);
         } finally {
             if (!response.isCommitted()) {
-                response.setHeader(HEADER, calls.header(nanoTime.getAsLong()));
+                response.setHeader(HEADER, calls.header(System.nanoTime()));
             }
         }
     }
