@@ -73,14 +73,16 @@ def test_parsing_the_answer_is_productpage_own_time(client, backends, monkeypatc
     this one's wake-up."""
     backends.details.answer("/details/0", body=DETAILS)
 
+    # Half a second of parse: far beyond what a busy machine adds to the
+    # exchange itself (up to 130 ms seen with a 50 ms parse).
     def slow_loads(text):
-        time.sleep(0.05)
+        time.sleep(0.5)
         return json.loads(text)
 
     monkeypatch.setattr("productpage.backends.json", SimpleNamespace(loads=slow_loads))
     got = timings(client.get("/api/v1/products/0"))
-    assert got["details"] < 50.0
-    assert got["app"] >= 50.0
+    assert got["details"] < 500.0
+    assert got["app"] >= 500.0
 
 
 def test_a_failed_call_still_reports_its_wait(backends):
