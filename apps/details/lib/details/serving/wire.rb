@@ -43,6 +43,21 @@ module Details
         super
       end
 
+      # A connection accepted outside WEBrick's accept loop (PluggedListener,
+      # in a drain), served as that loop serves one: the accept hook, then
+      # WEBrick's #run, on a thread of its own, which is returned.
+      def serve_accepted(sock)
+        Thread.new do
+          sock.do_not_reverse_lookup = true
+          accepted(sock)
+          run(sock)
+        rescue StandardError => e
+          @logger.debug("drain: #{e.class}")
+        ensure
+          sock.close
+        end
+      end
+
       private
 
       # The AcceptCallback, in the connection's thread. The first head is due

@@ -1,0 +1,38 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+require "details/serving/plugged_listener"
+
+# The drain's close of a listening socket (DESIGN.md, "Closing the listening
+# socket without a reset"), on a bare TCPServer.
+class PluggedListenerTest < DetailsTest
+  def queued_clients(server, count)
+    Array.new(count) { Socket.tcp("127.0.0.1", server.local_address.ip_port) }
+  end
+
+  # What a plain close does to connections still queued: the control.
+  def test_a_plain_close_resets_queued_connections
+    server = TCPServer.new("127.0.0.1", 0)
+    clients = queued_clients(server, 3)
+    server.close
+    clients.each { |c| assert_raises(Errno::ECONNRESET) { c.read } }
+  end
+
+  def test_close_answers_every_queued_connection_and_then_refuses
+    server = TCPServer.new("127.0.0.1", 0)
+    port = server.local_address.ip_port
+    clients = queued_clients(server, 5)
+    served = 0
+    serve = lambda do |sock|
+      served += 1
+      Thread.new { sock.write("ok") && sock.close }
+    end
+    until_time = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 5
+    logger = Details::Log.new("info", log = StringIO.new)
+    Details::Serving::PluggedListener.new(server, serve: serve, until_time: until_time, logger: logger).close
+    assert_equal 5, served, "the plug is not served"
+    clients.each { |c| assert_equal "ok", c.read }
+    assert_raises(Errno::ECONNREFUSED) { Socket.tcp("127.0.0.1", port) }
+    assert_match(/port #{port} closed, plugged; 5 connections queued on it answered/, log.string)
+  end
+end
