@@ -35,4 +35,20 @@ class PluggedListenerTest < DetailsTest
     assert_raises(Errno::ECONNREFUSED) { Socket.tcp("127.0.0.1", port) }
     assert_match(/port #{port} closed, plugged; 5 connections queued on it answered/, log.string)
   end
+
+  # WEBrick's #run answers nothing once the server has left :Running; a
+  # connection the drain accepts has its request answered, with a close.
+  def test_a_connection_accepted_in_the_drain_is_answered
+    server = start_server
+    server.stop
+    listener = TCPServer.new("127.0.0.1", 0)
+    client = Socket.tcp("127.0.0.1", listener.local_address.ip_port)
+    client.write("GET /details/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    server.serve_accepted(listener.accept).join
+    answer = client.read
+    assert_match(%r{\AHTTP/1.1 200 }, answer)
+    assert_match(/^connection: close\r$/i, answer)
+  ensure
+    listener&.close
+  end
 end

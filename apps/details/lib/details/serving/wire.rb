@@ -12,6 +12,11 @@ module Details
     # connections, the accept hook, strict request heads (#create_request),
     # and no request body read (#service).
     module Wire
+      # In a drain, after the accept hook's own 0.5 s: a connection's first
+      # byte is waited for this long more (a client does not retry a request
+      # failed on a connection it never used).
+      DRAIN_FIRST_BYTE_SECONDS = 0.5
+
       # WEBrick configuration keys from a Details::Config.
       def wire_config(settings)
         @header_timeout = settings.header_timeout
@@ -44,13 +49,15 @@ module Details
       end
 
       # A connection accepted outside WEBrick's accept loop (PluggedListener,
-      # in a drain), served as that loop serves one: the accept hook, then
-      # WEBrick's #run, on a thread of its own, which is returned.
+      # in a drain), on a thread of its own, which is returned: the accept
+      # hook, then its first request answered with "Connection: close".
+      # WEBrick's #run answers nothing once the server has left :Running
+      # (the drain), so this is one pass of its loop.
       def serve_accepted(sock)
         Thread.new do
           sock.do_not_reverse_lookup = true
           accepted(sock)
-          run(sock)
+          answer_once(sock) if sock.wait_readable(DRAIN_FIRST_BYTE_SECONDS)
         rescue StandardError => e
           @logger.debug("drain: #{e.class}")
         ensure
@@ -59,6 +66,30 @@ module Details
       end
 
       private
+
+      def answer_once(sock)
+        req = create_request(config)
+        res = create_response(config)
+        begin
+          req.parse(sock)
+          res.request_method = req.request_method
+          res.request_uri = req.request_uri
+          res.request_http_version = req.http_version
+          res.keep_alive = false
+          service(req, res)
+        rescue WEBrick::HTTPStatus::EOFError, WEBrick::HTTPStatus::Error => e
+          res.set_error(e)
+        rescue WEBrick::HTTPStatus::Status => e
+          res.status = e.code
+        rescue StandardError => e
+          @logger.error(e)
+          res.set_error(e, true)
+        end
+        return unless req.request_line
+
+        res.send_response(sock)
+        access_log(config, req, res)
+      end
 
       # The AcceptCallback, in the connection's thread. The first head is due
       # within the header timeout of the accept (StrictRequest reads that
