@@ -12,9 +12,9 @@ module Details
     # connections, the accept hook, strict request heads (#create_request),
     # and no request body read (#service).
     module Wire
-      # In a drain, after the accept hook's own 0.5 s: a connection's first
-      # byte is waited for this long more (a client does not retry a request
-      # failed on a connection it never used).
+      # In a drain, after the accept hook's own 0.5 s step: a new connection's
+      # first byte is waited for this long more (a client does not retry a
+      # request failed on a connection it never used).
       DRAIN_FIRST_BYTE_SECONDS = 0.5
 
       # WEBrick configuration keys from a Details::Config.
@@ -50,16 +50,11 @@ module Details
 
       # A connection accepted outside WEBrick's accept loop (PluggedListener,
       # in a drain), on a thread of its own, which is returned: the accept
-      # hook, then its first request answered with "Connection: close".
-      # WEBrick's #run answers nothing once the server has left :Running
-      # (the drain), so this is one pass of its loop.
+      # hook, which answers its first request (#answer_in_drain).
       def serve_accepted(sock)
         Thread.new do
           sock.do_not_reverse_lookup = true
           accepted(sock)
-          answer_once(sock) if sock.wait_readable(DRAIN_FIRST_BYTE_SECONDS)
-        rescue StandardError => e
-          @logger.debug("drain: #{e.class}")
         ensure
           sock.close
         end
@@ -67,6 +62,16 @@ module Details
 
       private
 
+      # WEBrick's #run answers nothing once the server has left :Running: it
+      # leaves before reading, and closes with the request unread, a reset.
+      # In a drain a new connection's first request is answered here, with
+      # "Connection: close", then the read side shuts and #run closes quietly.
+      def answer_in_drain(sock, ready)
+        answer_once(sock) if ready || sock.wait_readable(DRAIN_FIRST_BYTE_SECONDS)
+        sock.shutdown(Socket::SHUT_RD)
+      end
+
+      # One pass of HTTPServer#run's loop.
       def answer_once(sock)
         req = create_request(config)
         res = create_response(config)
@@ -94,9 +99,10 @@ module Details
       # The AcceptCallback, in the connection's thread. The first head is due
       # within the header timeout of the accept (StrictRequest reads that
       # deadline from this thread), so the wait for its first byte is here,
-      # in 0.5 s steps for a drain; with nothing by then the read side shuts
-      # and WEBrick closes without an answer. TCP_USER_TIMEOUT bounds a
-      # response written to a client that does not read.
+      # in 0.5 s steps for a drain (#answer_in_drain); with nothing by then
+      # the read side shuts and WEBrick closes without an answer.
+      # TCP_USER_TIMEOUT bounds a response written to a client that does not
+      # read.
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms
@@ -105,7 +111,10 @@ module Details
         loop do
           left = deadline - StrictReader.now
           return sock.shutdown(Socket::SHUT_RD) unless left.positive?
-          return if sock.wait_readable([left, 0.5].min) || status != :Running
+
+          ready = sock.wait_readable([left, 0.5].min)
+          return answer_in_drain(sock, ready) unless status == :Running
+          return if ready
         end
       rescue SystemCallError, IOError => e
         @logger.debug("accept: #{e.class}")

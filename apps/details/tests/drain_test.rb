@@ -3,9 +3,10 @@
 require_relative "test_helper"
 require "details/serving/plugged_listener"
 
-# The drain's close of a listening socket (DESIGN.md, "Closing the listening
-# socket without a reset"), on a bare TCPServer.
-class PluggedListenerTest < DetailsTest
+# What the drain answers that WEBrick alone would reset: connections queued
+# on the listening socket when it closes (DESIGN.md, "Closing the listening
+# socket without a reset"), and requests on connections accepted before.
+class DrainTest < DetailsTest
   def queued_clients(server, count)
     Array.new(count) { Socket.tcp("127.0.0.1", server.local_address.ip_port) }
   end
@@ -50,5 +51,17 @@ class PluggedListenerTest < DetailsTest
     assert_match(/^connection: close\r$/i, answer)
   ensure
     listener&.close
+  end
+
+  # Accepted by WEBrick before the drain, its request sent after.
+  def test_a_request_on_a_new_connection_accepted_before_the_drain_is_answered
+    server = start_server
+    client = Socket.tcp("127.0.0.1", server.port)
+    eventually { Thread.list.any? { |t| t[:WEBrickSocket] } }
+    server.stop
+    client.write("GET /details/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    answer = client.read
+    assert_match(%r{\AHTTP/1.1 200 }, answer)
+    assert_match(/^connection: close\r$/i, answer)
   end
 end
