@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -21,6 +22,20 @@ type loadResult struct {
 	refused int            // connection refused: the service no longer accepts
 	bad     map[string]int // any other failure: a dropped request
 	codes   map[int]int
+	first   []failure // the first few of bad, for the log
+}
+
+// failure is one dropped request: when it was sent, when it failed, and
+// whether it had a connection yet (a dial still waiting is the client's
+// queue or a dropped SYN; a new connection unanswered is the server's).
+type failure struct {
+	sent, failed time.Time
+	conn         string
+}
+
+func (f failure) describe(signalled time.Time) string {
+	return fmt.Sprintf("sent %+v after the signal, failed %v later, %s",
+		f.sent.Sub(signalled).Round(time.Millisecond), f.failed.Sub(f.sent).Round(time.Millisecond), f.conn)
 }
 
 // steadyLoad sends GETs at qps over conns keep-alive connections until ctx
@@ -42,7 +57,16 @@ func steadyLoad(ctx context.Context, url string, qps, conns int) *loadResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := c.Get(url)
+			var connMu sync.Mutex
+			conn := "no connection yet"
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				connMu.Lock()
+				defer connMu.Unlock()
+				conn = map[bool]string{true: "on a reused connection", false: "on a new connection"}[info.Reused]
+			}}
+			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, url, nil)
+			sent := time.Now()
+			resp, err := c.Do(req)
 			res.mu.Lock()
 			defer res.mu.Unlock()
 			switch {
@@ -59,6 +83,11 @@ func steadyLoad(ctx context.Context, url string, qps, conns int) *loadResult {
 				res.refused++
 			default:
 				res.bad[err.Error()]++
+				if len(res.first) < 3 {
+					connMu.Lock()
+					res.first = append(res.first, failure{sent, time.Now(), conn})
+					connMu.Unlock()
+				}
 			}
 		}()
 	}
@@ -105,6 +134,7 @@ func TestSIGTERMDrainsUnderLoad(t *testing.T) {
 			go func() { done <- steadyLoad(ctx, st.url(tt.svc, tt.path), 200, 10) }()
 			time.Sleep(1500 * time.Millisecond)
 			stopLoops := saturateCPU(t)
+			signalled := time.Now()
 			took := st.stop(t, tt.svc, 15*time.Second)
 			time.Sleep(500 * time.Millisecond)
 			stopLoops()
@@ -118,6 +148,9 @@ func TestSIGTERMDrainsUnderLoad(t *testing.T) {
 			}
 			if len(res.bad) > 0 {
 				t.Errorf("requests failed during the drain (not refused, but cut off): %v", res.bad)
+				for _, f := range res.first {
+					t.Logf("a failed request: %s", f.describe(signalled))
+				}
 			}
 			if took > 11*time.Second {
 				t.Errorf("%s took %v to exit, more than its 10 s drain period", tt.svc, took)

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "plugged_listener"
+
 module Details
   module Serving
     # SIGTERM/SIGINT: stop accepting, let WEBrick finish in-flight requests
@@ -30,8 +32,13 @@ module Details
           # sits in WEBrick's join of the stuck threads.
           Process.exit!(1)
         end
-        # WEBrick#start then closes the listeners, joins every connection
-        # thread (idle ones notice within 0.5 s) and returns.
+        # WEBrick#start then closes the listeners (each a PluggedListener:
+        # none resets a queued connection), joins every connection thread
+        # (idle ones notice within 0.5 s) and returns.
+        give_up = Process.clock_gettime(Process::CLOCK_MONOTONIC) + @timeout
+        @server.listeners.map! do |sock|
+          PluggedListener.new(sock, serve: @server.method(:serve_accepted), until_time: give_up, logger: @logger)
+        end
         @server.shutdown
       end
     end

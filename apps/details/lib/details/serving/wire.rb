@@ -12,6 +12,11 @@ module Details
     # connections, the accept hook, strict request heads (#create_request),
     # and no request body read (#service).
     module Wire
+      # In a drain, after the accept hook's own 0.5 s step: a new connection's
+      # first byte is waited for this long more (a client does not retry a
+      # request failed on a connection it never used).
+      DRAIN_FIRST_BYTE_SECONDS = 0.5
+
       # WEBrick configuration keys from a Details::Config.
       def wire_config(settings)
         @header_timeout = settings.header_timeout
@@ -43,14 +48,61 @@ module Details
         super
       end
 
+      # A connection accepted outside WEBrick's accept loop (PluggedListener,
+      # in a drain), on a thread of its own, which is returned: the accept
+      # hook, which answers its first request (#answer_in_drain).
+      def serve_accepted(sock)
+        Thread.new do
+          sock.do_not_reverse_lookup = true
+          accepted(sock)
+        ensure
+          sock.close
+        end
+      end
+
       private
+
+      # WEBrick's #run answers nothing once the server has left :Running: it
+      # leaves before reading, and closes with the request unread, a reset.
+      # In a drain a new connection's first request is answered here, with
+      # "Connection: close", then the read side shuts and #run closes quietly.
+      def answer_in_drain(sock, ready)
+        answer_once(sock) if ready || sock.wait_readable(DRAIN_FIRST_BYTE_SECONDS)
+        sock.shutdown(Socket::SHUT_RD)
+      end
+
+      # One pass of HTTPServer#run's loop.
+      def answer_once(sock)
+        req = create_request(config)
+        res = create_response(config)
+        begin
+          req.parse(sock)
+          res.request_method = req.request_method
+          res.request_uri = req.request_uri
+          res.request_http_version = req.http_version
+          res.keep_alive = false
+          service(req, res)
+        rescue WEBrick::HTTPStatus::EOFError, WEBrick::HTTPStatus::Error => e
+          res.set_error(e)
+        rescue WEBrick::HTTPStatus::Status => e
+          res.status = e.code
+        rescue StandardError => e
+          @logger.error(e)
+          res.set_error(e, true)
+        end
+        return unless req.request_line
+
+        res.send_response(sock)
+        access_log(config, req, res)
+      end
 
       # The AcceptCallback, in the connection's thread. The first head is due
       # within the header timeout of the accept (StrictRequest reads that
       # deadline from this thread), so the wait for its first byte is here,
-      # in 0.5 s steps for a drain; with nothing by then the read side shuts
-      # and WEBrick closes without an answer. TCP_USER_TIMEOUT bounds a
-      # response written to a client that does not read.
+      # in 0.5 s steps for a drain (#answer_in_drain); with nothing by then
+      # the read side shuts and WEBrick closes without an answer.
+      # TCP_USER_TIMEOUT bounds a response written to a client that does not
+      # read.
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms
@@ -59,7 +111,10 @@ module Details
         loop do
           left = deadline - StrictReader.now
           return sock.shutdown(Socket::SHUT_RD) unless left.positive?
-          return if sock.wait_readable([left, 0.5].min) || status != :Running
+
+          ready = sock.wait_readable([left, 0.5].min)
+          return answer_in_drain(sock, ready) unless status == :Running
+          return if ready
         end
       rescue SystemCallError, IOError => e
         @logger.debug("accept: #{e.class}")
