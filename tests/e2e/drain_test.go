@@ -142,8 +142,10 @@ func TestSIGTERMDrainsUnderLoad(t *testing.T) {
 			res := <-done
 			t.Logf("%s: exited %v after SIGTERM; %d ok, %d refused after close, codes %v, failures %v", tt.svc, took.Round(time.Millisecond), res.ok, res.refused, res.codes, res.bad)
 			// 300 offered in the 1.5 s before the signal; on a machine
-			// already busy productpage serves fewer than half of them.
-			if res.ok < 50 {
+			// already busy productpage served 39 and 46 of them in 2 of
+			// 40 runs (load average 24). Twenty, two per connection, still
+			// says the load ran.
+			if res.ok < 20 {
 				t.Errorf("only %d successful requests: the load did not run", res.ok)
 			}
 			if len(res.bad) > 0 {
