@@ -30,8 +30,6 @@ module Details
       Prometheus::Client.configure { |config| config.value_class = Prometheus::Client::SimpleValue }
     end
 
-    attr_reader :registry
-
     def initialize
       self.class.configure_library
       @registry = Prometheus::Client::Registry.new

@@ -16,8 +16,6 @@ module Details
 
     STANDARD_METHODS = %w[GET HEAD POST PUT DELETE PATCH OPTIONS TRACE CONNECT].freeze
 
-    attr_reader :metrics
-
     # settings: a Details::Config. access_log_io receives the access log when
     # settings.access_log is on.
     def initialize(settings, logger:, access_log_io: $stdout)
