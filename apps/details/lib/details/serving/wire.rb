@@ -31,12 +31,9 @@ module Details
 
       def create_request(webrick_config) = StrictRequest.new(webrick_config, @header_timeout)
 
-      # No route reads a request body: one sent is left unread and the
-      # connection closes after the route's answer, so nothing in it is ever
-      # read as a request. A chunked one on a method that may carry a body
-      # is refused 411 instead, as productpage refuses it. A POST or PUT
-      # without a length closes too (WEBrick's 411 once it looks for the body
-      # after the answer). In a drain every answer closes.
+      # No route reads a request body (DESIGN.md, "No request body read"): the
+      # connection closes after the route's answer, or a chunked body on a
+      # method that may carry one is refused 411. In a drain every answer closes.
       def service(req, res)
         chunked = req["transfer-encoding"]
         raise WEBrick::HTTPStatus::LengthRequired if chunked && !%w[GET HEAD].include?(req.request_method)
