@@ -53,11 +53,9 @@ final class ServerTiming extends OncePerRequestFilter {
         }
 
         String header(long now) {
-            StringBuilder out = new StringBuilder(metric("app", now - start));
-            for (String m : metrics) {
-                out.append(", ").append(m);
-            }
-            return out.toString();
+            List<String> all = new ArrayList<>(List.of(metric("app", now - start)));
+            all.addAll(metrics);
+            return String.join(", ", all);
         }
     }
 
