@@ -16,15 +16,13 @@ module Details
       # more (a client does not retry a request on a connection it never used).
       DRAIN_FIRST_BYTE_SECONDS = 0.5
 
-      # WEBrick configuration keys from a Details::Config.
+      # WEBrick configuration keys from a Details::Config (DESIGN.md, "How
+      # each knob is implemented", says what each does).
       def wire_config(settings)
         @header_timeout = settings.header_timeout
         @nodelay = settings.nodelay ? 1 : 0
         # TCP_USER_TIMEOUT in ms: Linux; elsewhere the option is left alone.
         @user_timeout_ms = settings.keepalive_timeout * 1000 if Socket.const_defined?(:TCP_USER_TIMEOUT)
-        # RequestTimeout: the wait for a kept-alive connection's next request
-        # (408). MaxClients: a thread per connection; with all taken, new
-        # connections wait in the listen backlog.
         { RequestTimeout: settings.keepalive_timeout, MaxClients: settings.max_connections,
           AcceptCallback: ->(sock) { accepted(sock) } }
       end
