@@ -90,9 +90,8 @@ def _back() -> str:
 
 
 def _passthrough(result: Result) -> Response:
-    if result.ok:
-        return json_response(result.body, result.status)
-    return json_response(json.dumps(result.data).encode(), result.status)
+    body = result.body if result.ok else json.dumps(result.data).encode()
+    return json_response(body, result.status)
 
 
 def create_app(config: Config, secret_key: str, backends: Backends | None = None):

@@ -46,10 +46,9 @@ Headers = dict[str, bytes]  # outbound name -> the value's bytes as they arrived
 
 @dataclass
 class Result:
-    """What a backend call produced: status, the raw body when it worked, and
-    the parsed JSON (the backend's on success, the error object otherwise);
-    how long its attempts were on the wire in all (upstream.Reply.seconds; a
-    failed attempt whole) and the Server-Timing header of the last answer."""
+    """A backend call's status, raw body when it worked, parsed JSON (or the
+    error object), time on the wire (upstream.Reply.seconds, a failed attempt
+    whole) and the last answer's Server-Timing."""
 
     status: int
     data: Any

@@ -48,14 +48,11 @@ class Metrics:
 
     def observe(self, method: str, route: str, status: str, seconds: float):
         key = (method, route, status)
-        children = self._children.get(key)
-        if children is None:
-            children = self._children[key] = (
-                self._requests.labels(*key),
-                self._duration.labels(*key),
-            )
-        children[0].inc()
-        children[1].observe(seconds)
+        if key not in self._children:
+            self._children[key] = (self._requests.labels(*key), self._duration.labels(*key))
+        requests, duration = self._children[key]
+        requests.inc()
+        duration.observe(seconds)
 
     def exposition(self):
         """(body, content type) in the Prometheus text format 0.0.4."""

@@ -25,12 +25,10 @@ class Reply:
     seconds: float = 0.0
 
 
-# Whether the connection the current call sent its request on had served a
-# response before (set by RetiringConnection.request, read by get()).
+# Whether the current call's connection had served a response before (set by request()).
 _sent_on_reused = contextvars.ContextVar("sent_on_reused", default=False)
-# The current call's time on the wire so far (Reply.seconds, Server-Timing's wait), from request()
-# to getresponse() with the body preloaded: the pool's checkout is not in it, as its liveness check
-# yields to gevent's hub and other greenlets run (DESIGN.md, "Server-Timing's clocks").
+# The current call's time on the wire so far, request() to getresponse(), not the pool's checkout
+# (DESIGN.md, "Server-Timing's clocks outermost and on the connection").
 _on_wire = contextvars.ContextVar("on_wire", default=0.0)
 
 

@@ -47,9 +47,8 @@ function rejectEmptyBody(req, res, buf) {
   if (buf.length === 0) throw new SyntaxError('empty body');
 }
 
-// connection.close, read as each response is sent: answer with
-// "Connection: close" (HTTP_KEEPALIVE=false, or a drain has begun).
-// schedule(fn, ms) returns a cancel function (tests inject their own).
+// connection.close, read as each response is sent: "Connection: close" (HTTP_KEEPALIVE=false,
+// or a drain has begun). schedule(fn, ms) returns a cancel function (tests inject their own).
 function createApp({ behaviour, store, metrics, connection, onServed = null, schedule = defaultSchedule, logger, timing = true }) {
   const app = express();
   app.disable('x-powered-by');

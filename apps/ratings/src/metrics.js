@@ -1,20 +1,16 @@
 'use strict';
 
-// The two metric families every bookinfo-bench service exports, through
-// prom-client. Each service instance gets its own Registry, so in-process
-// tests running several instances do not share counts.
+// The two metric families every service exports (DESIGN.md, "Metrics"), in a
+// Registry per service instance, so in-process tests do not share counts.
 
 const client = require('prom-client');
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const LABELS = ['method', 'route', 'status'];
 
-// Other methods are counted as OTHER, so made-up method tokens cannot add series.
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT']);
 
-// Status recorded for a request whose client went away before the answer
-// (nginx's "client closed request"), so it is not counted as a success.
-const CLIENT_CLOSED = 499;
+const CLIENT_CLOSED = 499; // the client left before the answer (nginx's)
 
 function createMetrics() {
   const registry = new client.Registry();
@@ -32,10 +28,7 @@ function createMetrics() {
     registers: [registry],
   });
 
-  // Express middleware, mounted first. 'close' fires once per response:
-  // after it was sent, or when the connection went away before that.
-  // req.route is the matched route (its path is the pattern, e.g.
-  // '/ratings/:id'); none matched means the 404 handler answered.
+  // Express middleware, mounted first; DESIGN.md, "Metrics", says what it records.
   function middleware(onServed) {
     return (req, res, next) => {
       const stopTimer = duration.startTimer();

@@ -1,14 +1,10 @@
 'use strict';
 
-// The W3C Server-Timing header (docs/contract.md, "Server-Timing"): ratings
-// calls nobody, so it says one thing, app;dur=<ms>, the time from the
-// request reaching Express to its response head being written.
-//
-// Node has no "before the head goes out" event, so the middleware wraps this
-// one response's writeHead, which Node calls for every response (res.send
-// included, through _implicitHeader), as the expressjs on-headers module
-// does for response-time. Taken at the head, the time also covers answers
-// written later than the handler returns (v-delayed, the async /metrics).
+// The W3C Server-Timing header (docs/contract.md, "Server-Timing"): app;dur=<ms>,
+// from the request reaching Express to its response head being written. Node
+// has no "before the head goes out" event, so this one response's writeHead
+// (called for every response) is wrapped, as the expressjs on-headers module
+// does; answers written after the handler returns (v-delayed) count too.
 
 function serverTiming() {
   return (req, res, next) => {

@@ -12,11 +12,9 @@ module Details
     REQUESTS_HELP = "HTTP requests served, by method, route pattern and status."
     DURATION_HELP = "Time to serve an HTTP request, by method, route pattern and status."
 
-    # One process serves every request: values in memory (SimpleValue), not
-    # the default per-process mmap files meant for forked workers. The
-    # library makes a directory for those anyway, with Dir.mktmpdir, which
-    # refuses a Kubernetes emptyDir at /tmp (0777, no sticky bit); so unless
-    # the user named one it is made here (0700).
+    # One process: values in memory (SimpleValue), not per-process mmap files.
+    # The library's directory for those is made here unless the user named one
+    # (DESIGN.md, "Deviations from the library's ordinary path", says why).
     def self.configure_library
       return if @configured
 
@@ -29,8 +27,6 @@ module Details
       end
       Prometheus::Client.configure { |config| config.value_class = Prometheus::Client::SimpleValue }
     end
-
-    attr_reader :registry
 
     def initialize
       self.class.configure_library

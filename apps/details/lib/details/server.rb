@@ -16,8 +16,6 @@ module Details
 
     STANDARD_METHODS = %w[GET HEAD POST PUT DELETE PATCH OPTIONS TRACE CONNECT].freeze
 
-    attr_reader :metrics
-
     # settings: a Details::Config. access_log_io receives the access log when
     # settings.access_log is on.
     def initialize(settings, logger:, access_log_io: $stdout)
@@ -36,12 +34,9 @@ module Details
 
     def port = config[:Port]
 
-    # keep_alive false: WEBrick writes "Connection: close" (still with
-    # Content-Length) and closes the connection after the response.
-    # Server-Timing (docs/contract.md): app;dur=<ms> from WEBrick's parse having
-    # read the request line (HTTPRequest#request_time) to the servlet's return;
-    # also on the answer WEBrick makes from an HTTPStatus error raised while
-    # serving (it keeps the headers set).
+    # keep_alive false: WEBrick writes "Connection: close" and closes after the
+    # response. Server-Timing: DESIGN.md, "Server-Timing's clock from the request
+    # line"; also on the answer WEBrick makes from an HTTPStatus error.
     def service(req, res)
       res.keep_alive = false unless @keepalive
       super

@@ -11,11 +11,9 @@ module Details
     NOT_FOUND = '{"error":"not found"}'
     METHOD_NOT_ALLOWED = '{"error":"method not allowed"}'
 
-    # A servlet for one route, mounted on a path prefix (/health also gets
-    # /health/x): path_matches? decides what belongs to it. 404 and 405 are
-    # ordinary answers, so the connection stays usable (WEBrick's own
-    # MethodNotAllowed closes it and sends no Allow); GET and HEAD go to
-    # do_GET (WEBrick leaves out a HEAD response's body).
+    # A servlet for one route, mounted on a path prefix: path_matches? decides
+    # what belongs to it. 404 and 405 are ordinary answers (WEBrick's own
+    # MethodNotAllowed closes and sends no Allow); HEAD goes to do_GET.
     class Route < WEBrick::HTTPServlet::AbstractServlet
       def service(req, res)
         return json(res, 404, NOT_FOUND) unless path_matches?(req.path_info)

@@ -58,12 +58,8 @@ _STOPS_BEFORE_POST_FORK = []
 def remember_stop_after_fork():
     """In every child right after fork: the master's inherited handlers would
     lose a SIGTERM that comes before the worker installs its own."""
-
-    def remember(sig, _frame):
-        _STOPS_BEFORE_POST_FORK.append(sig)
-
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, remember)
+        signal.signal(sig, lambda signum, _frame: _STOPS_BEFORE_POST_FORK.append(signum))
 
 
 def gunicorn_settings(config: Config, metrics_dir: str) -> dict:

@@ -183,11 +183,7 @@ class ProductpageWorker(GeventWorker):
         server.stop_accepting()
         plug = None
         if last_copy:
-
-            def serve(client, addr):
-                server.pool.spawn(self.handle, sock, client, addr)
-
-            plug = listeners.plug(sock, serve, deadline)
+            plug = listeners.plug(sock, partial(server.pool.spawn, self.handle, sock), deadline)
             if plug is None:
                 self.log.warning(
                     "Closing the listening socket unplugged: may reset queued connections"
@@ -215,10 +211,7 @@ class ProductpageWorker(GeventWorker):
             self.connections.pop(me, None)
 
     def timeout_ctx(self):
-        conn = self.connections.get(gevent.getcurrent())
-        if conn is None:
-            return super().timeout_ctx()
-        return conn
+        return self.connections.get(gevent.getcurrent()) or super().timeout_ctx()
 
     def handle_request(self, listener_name, req, sock, addr):
         conn = self.connections.get(gevent.getcurrent())

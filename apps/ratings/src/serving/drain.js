@@ -1,12 +1,8 @@
 'use strict';
 
-// The drain on SIGTERM/SIGINT: stop accepting, close idle connections, let
-// the requests in flight finish (their responses say "Connection: close"),
-// and cut what is left after SHUTDOWN_TIMEOUT_SECONDS.
-
-// connection: the flag the app reads for each response (createApp).
-// Resolves with the exit status: 0 when every connection finished in time,
-// 1 when the rest had to be cut.
+// The drain on SIGTERM/SIGINT (DESIGN.md, "How each knob is implemented",
+// SHUTDOWN_TIMEOUT_SECONDS); connection: the flag the app reads for each
+// response. Resolves with the exit status: 0, or 1 when the rest was cut.
 function drain(server, connection, timeoutSeconds, logger) {
   connection.close = true;
   return new Promise((resolve) => {

@@ -6,29 +6,25 @@
 
 const http = require('node:http');
 
-// An answer where there is no response object ('clientError', CONNECT):
-// framed, closing, with a JSON body like every other error.
+function errorBody(status) {
+  return JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
+}
+
+// An answer where there is no response object ('clientError', CONNECT).
 function framedError(status) {
-  const body = JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
+  const body = errorBody(status);
   return `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
 const CLIENT_ERROR_STATUS = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
 
-// Connections beyond HTTP_MAX_CONNECTIONS wait at most this many (Node's
-// default backlog); beyond, a new connection is closed at once.
+// Beyond HTTP_MAX_CONNECTIONS (DESIGN.md, "How each knob is implemented").
 const MAX_WAITING_CONNECTIONS = 511;
 const FEED_BYTES = 1024;
-// Unanswered requests one connection may have in the service at once; the
-// next gets 503 + close, the rest no answer (RFC 9112 9.3.2: the client
-// retries them on a new connection).
+// Pipelining without reading, and the closes below: DESIGN.md, "Hostile input".
 const MAX_UNANSWERED_PER_CONNECTION = 16;
-// Once a close is decided, the client gets this long to read what is
-// queued for it; then the socket is destroyed.
 const CLOSE_GRACE_MS = 1000;
-// An HTTP/0.9 request line (no version) is answered 400 this long after it
-// when no request came out of Node's parser, which waits for header lines.
 const HTTP09_ANSWER_MS = 500;
 const HTTP09_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]+$/;
 const FIRST_LINE_MAX = 8192;
@@ -104,9 +100,7 @@ function answered(socket, state) {
   else refuse(socket, state, state.pendingAnswer);
 }
 
-// Looks at the first line of a request head that starts on a quiet
-// connection, before Node's parser: an HTTP/0.9 request line is answered
-// 400 unless a request comes out of the parser within HTTP09_ANSWER_MS.
+// HTTP/0.9 request lines (DESIGN.md, "Hostile input"), before Node's parser.
 function onData(socket, state, chunk) {
   if (state.firstLine === null) {
     if (state.unanswered > 0 || (state.last !== null && !state.last.complete)) return;
@@ -128,10 +122,8 @@ function onData(socket, state, chunk) {
   }, HTTP09_ANSWER_MS).unref();
 }
 
-// Bytes reach Node's parser at most FEED_BYTES at a time, and only while the
-// connection owes no answer or the request in progress still has body to
-// come: a client that does not read its answers is not read either, and a
-// 64 KiB read of pipelined requests is not parsed into a thousand at once.
+// Bytes reach Node's parser FEED_BYTES at a time, and only while the
+// connection owes no answer or the request in progress has body to come.
 function feed(socket, state) {
   while (!socket.destroyed && socket.readableLength > 0) {
     const inBody = state.last !== null && !state.last.complete;
@@ -171,10 +163,7 @@ function badHost(req) {
   return hosts.length !== 1 || !HOST.test(hosts[0]);
 }
 
-// One answer per request: a route that answers before the body has arrived
-// whole (GET, HEAD, 404, 405 do not read it) says "Connection: close", so
-// the rest of the body meets a closing connection and gets no second
-// answer. Wrapping writeHead, as the expressjs on-headers module does.
+// One answer per request (DESIGN.md, "Hostile input"), wrapping writeHead.
 function closeIfBodyUnread(req, res, state) {
   const cl = req.headers['content-length'];
   if (req.headers['transfer-encoding'] === undefined && (cl === undefined || Number(cl) === 0)) return;
@@ -192,7 +181,7 @@ function closeIfBodyUnread(req, res, state) {
 function answerAndClose(socket, res, state, status) {
   state.closing = true;
   state.cutOnData = true;
-  const body = JSON.stringify({ error: http.STATUS_CODES[status].toLowerCase() });
+  const body = errorBody(status);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
   res.end(body);
   closeWithin(socket, state);
@@ -234,10 +223,7 @@ function createRequestListener(app, connection) {
   };
 }
 
-// Holds at most `max` connections. Node always accepts (server.maxConnections
-// would close the next ones unanswered), so a connection beyond the limit
-// waits, unread, and reaches Node's HTTP layer (the 'connection' event, where
-// its head deadline starts) only when a held one closes: as from a backlog.
+// HTTP_MAX_CONNECTIONS as a backlog (DESIGN.md, "How each knob is implemented").
 class LimitedServer extends http.Server {
   constructor(options, listener, max) {
     super(options, listener);
@@ -282,14 +268,10 @@ function createHttpServer(app, config, connection = { close: !config.keepAlive }
   const headersTimeout = config.headerTimeoutSeconds * 1000;
   const server = new LimitedServer(
     {
-      // false leaves the kernel default, Nagle on.
+      // DESIGN.md, "How each knob is implemented", says what each does here.
       noDelay: config.noDelay,
-      // A request head must be complete this long after its first byte
-      // (the first head: after the connection got its slot).
       headersTimeout,
       connectionsCheckingInterval: 500,
-      // The whole request, head and body (at most 16 KiB), from its first
-      // byte: the same deadline, so a huge chunk size cannot hold it.
       requestTimeout: headersTimeout,
       // Checked by the request listener instead, to answer with a JSON body.
       requireHostHeader: false,

@@ -4,12 +4,9 @@ require "fiddle"
 
 module Details
   module Serving
-    # Gives memory back once a flood of connections (a thread each) has gone:
-    # what they freed stays spread between glibc malloc's live chunks, where
-    # its own trimming (the top of each arena) never reaches. Once the thread
-    # count has stayed FALL below its high for QUIET seconds (Ruby keeps an
-    # ended thread's native thread 3 s), a full GC and glibc's malloc_trim(0)
-    # return the free pages. Without glibc nothing is done.
+    # Gives memory back once a flood of connections (a thread each) has gone
+    # (DESIGN.md, "Memory after floods"): a full GC and glibc's malloc_trim(0)
+    # once the thread count has stayed FALL below its high for QUIET seconds.
     class HeapTrim
       FALL = 64
       QUIET = 5

@@ -4,20 +4,16 @@ require "socket"
 
 module Details
   module Serving
-    # A listening socket that closes without resetting a connection queued on
-    # it (DESIGN.md, "Closing the listening socket without a reset"; the same
-    # steps as productpage's serving/listener.py). Shutdown puts one in place
-    # of each of WEBrick's listeners: WEBrick's accept loop selects on #to_io
-    # and, once it has stopped, its cleanup calls #shutdown and #close here.
+    # A listener that closes without resetting a connection queued on it, in
+    # place of WEBrick's in a drain (DESIGN.md, "Closing the listening socket
+    # without a reset", says how and why).
     class PluggedListener
-      # Then a plug is tried again (its ack takes microseconds, or never comes).
       PLUG_WAIT_SECONDS = 0.05
       PLUG_POLL_SECONDS = 0.001
       # SIOCOUTQ (tcp(7)), Linux's TIOCOUTQ: bytes sent and not yet acknowledged.
       SIOCOUTQ = 0x5411
 
-      # serve: called with each connection accepted while closing, returns
-      # the thread serving it; until_time: a monotonic time to give up plugging.
+      # serve: returns the thread serving a connection accepted while closing.
       def initialize(socket, serve:, until_time:, logger:)
         @socket = socket
         @serve = serve
@@ -30,13 +26,9 @@ module Details
 
       def addr = @socket.addr
 
-      # WEBrick shuts a listener down before closing it; on a listening
-      # socket both reset what is queued, so the work is #close's alone.
+      # On a listening socket shutdown resets the queue as close does.
       def shutdown(*) = 0
 
-      # Serves what is queued, plugs the queue with a connection of our own,
-      # closes (the plug is the one connection reset), and waits for the
-      # connections it accepted to be answered.
       def close
         return if @socket.closed?
 
@@ -58,11 +50,8 @@ module Details
 
       def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
-      # listen(0): the queue has room for one connection (Linux counts it
-      # full once it holds more than the backlog); a handshake that finds it
-      # full is dropped and its client retries the SYN a second later, to be
-      # refused. The plug's byte is acknowledged only once its own connection
-      # is queued: nothing else is then, and nobody accepts any more.
+      # listen(0) leaves room for one connection: the plug's, once its byte
+      # is acknowledged.
       def plug_queue
         @socket.listen(0)
         while now < @until

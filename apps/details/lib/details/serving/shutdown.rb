@@ -32,9 +32,8 @@ module Details
           # sits in WEBrick's join of the stuck threads.
           Process.exit!(1)
         end
-        # WEBrick#start then closes the listeners (each a PluggedListener:
-        # none resets a queued connection), joins every connection thread
-        # (idle ones notice within 0.5 s) and returns.
+        # WEBrick#start then closes the listeners (PluggedListener), joins every
+        # connection thread (idle ones notice within 0.5 s) and returns.
         give_up = Process.clock_gettime(Process::CLOCK_MONOTONIC) + @timeout
         @server.listeners.map! do |sock|
           PluggedListener.new(sock, serve: @server.method(:serve_accepted), until_time: give_up, logger: @logger)

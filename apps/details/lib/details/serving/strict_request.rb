@@ -5,11 +5,8 @@ require "webrick"
 
 module Details
   module Serving
-    # The socket as StrictRequest hands it to HTTPRequest#parse: WEBrick's
-    # gets of each head line, checked as it is read. Bytes come through one
-    # buffer, filled with read_nonblock (the socket's buffered bytes first)
-    # against the head deadline; what it holds past the head goes back with
-    # ungetbyte, where WEBrick's next request finds it.
+    # The socket as StrictRequest hands it to HTTPRequest#parse, each head
+    # line checked as WEBrick reads it (DESIGN.md, "Hostile input", says how).
     class StrictReader
       extend Forwardable
       def_delegators :@io, :<<, :peeraddr, :addr
@@ -106,10 +103,7 @@ module Details
     end
 
     # WEBrick's HTTPRequest, parsing its head from a StrictReader, then
-    # checking what RFC 9112 makes a 400: the request line, Host,
-    # Content-Length and Transfer-Encoding. Every rejection is a
-    # WEBrick::HTTPStatus error raised inside parse: WEBrick answers it with
-    # "Connection: close" and closes.
+    # checking what RFC 9112 makes a 400 (DESIGN.md, "Hostile input").
     class StrictRequest < WEBrick::HTTPRequest
       # Thread-local set by the accept hook: when the first head is due.
       FIRST_HEAD_DEADLINE = :details_first_head_deadline

@@ -12,32 +12,26 @@ module Details
     # connections, the accept hook, strict request heads (#create_request),
     # and no request body read (#service).
     module Wire
-      # In a drain, after the accept hook's own 0.5 s step: a new connection's
-      # first byte is waited for this long more (a client does not retry a
-      # request failed on a connection it never used).
+      # In a drain, a new connection's first byte is waited for this long
+      # more (a client does not retry a request on a connection it never used).
       DRAIN_FIRST_BYTE_SECONDS = 0.5
 
-      # WEBrick configuration keys from a Details::Config.
+      # WEBrick configuration keys from a Details::Config (DESIGN.md, "How
+      # each knob is implemented", says what each does).
       def wire_config(settings)
         @header_timeout = settings.header_timeout
         @nodelay = settings.nodelay ? 1 : 0
         # TCP_USER_TIMEOUT in ms: Linux; elsewhere the option is left alone.
         @user_timeout_ms = settings.keepalive_timeout * 1000 if Socket.const_defined?(:TCP_USER_TIMEOUT)
-        # RequestTimeout: the wait for a kept-alive connection's next request
-        # (408). MaxClients: a thread per connection; with all taken, new
-        # connections wait in the listen backlog.
         { RequestTimeout: settings.keepalive_timeout, MaxClients: settings.max_connections,
           AcceptCallback: ->(sock) { accepted(sock) } }
       end
 
       def create_request(webrick_config) = StrictRequest.new(webrick_config, @header_timeout)
 
-      # No route reads a request body: one sent is left unread and the
-      # connection closes after the route's answer, so nothing in it is ever
-      # read as a request. A chunked one on a method that may carry a body
-      # is refused 411 instead, as productpage refuses it. A POST or PUT
-      # without a length closes too (WEBrick's 411 once it looks for the body
-      # after the answer). In a drain every answer closes.
+      # No route reads a request body (DESIGN.md, "No request body read"): the
+      # connection closes after the route's answer, or a chunked body on a
+      # method that may carry one is refused 411. In a drain every answer closes.
       def service(req, res)
         chunked = req["transfer-encoding"]
         raise WEBrick::HTTPStatus::LengthRequired if chunked && !%w[GET HEAD].include?(req.request_method)
@@ -48,9 +42,7 @@ module Details
         super
       end
 
-      # A connection accepted outside WEBrick's accept loop (PluggedListener,
-      # in a drain), on a thread of its own, which is returned: the accept
-      # hook, which answers its first request (#answer_in_drain).
+      # A connection PluggedListener accepted, served on a thread returned.
       def serve_accepted(sock)
         Thread.new do
           sock.do_not_reverse_lookup = true
@@ -62,10 +54,9 @@ module Details
 
       private
 
-      # WEBrick's #run answers nothing once the server has left :Running: it
-      # leaves before reading, and closes with the request unread, a reset.
-      # In a drain a new connection's first request is answered here, with
-      # "Connection: close", then the read side shuts and #run closes quietly.
+      # #run answers nothing once the server has left :Running, a reset: in a
+      # drain the first request is answered here (DESIGN.md, "Closing the
+      # listening socket without a reset"), then #run closes quietly.
       def answer_in_drain(sock, ready)
         answer_once(sock) if ready || sock.wait_readable(DRAIN_FIRST_BYTE_SECONDS)
         sock.shutdown(Socket::SHUT_RD)
@@ -96,13 +87,11 @@ module Details
         access_log(config, req, res)
       end
 
-      # The AcceptCallback, in the connection's thread. The first head is due
+      # The AcceptCallback, in the connection's thread: the first head is due
       # within the header timeout of the accept (StrictRequest reads that
-      # deadline from this thread), so the wait for its first byte is here,
-      # in 0.5 s steps for a drain (#answer_in_drain); with nothing by then
-      # the read side shuts and WEBrick closes without an answer.
-      # TCP_USER_TIMEOUT bounds a response written to a client that does not
-      # read.
+      # deadline from this thread), so its first byte is waited for here, in
+      # 0.5 s steps for a drain; with nothing by then WEBrick closes unanswered.
+      # TCP_USER_TIMEOUT bounds a response written to a client that does not read.
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms

@@ -43,10 +43,7 @@ class RatingsHttpClient {
                 .build();
     }
 
-    /**
-     * UPSTREAM_KEEPALIVE, and retiring a connection after UPSTREAM_MAX_REQUESTS_PER_CONNECTION
-     * requests: without a mesh, kube-proxy balances per connection.
-     */
+    /** The UPSTREAM_* knobs (DESIGN.md, "How each knob is implemented"). */
     static ConnectionReuseStrategy reuse(ReviewsConfig config) {
         return (request, response, context) -> {
             EndpointDetails endpoint = HttpCoreContext.cast(context).getEndpointDetails();
@@ -59,11 +56,7 @@ class RatingsHttpClient {
         };
     }
 
-    /**
-     * One immediate retry when a pooled connection was closed by the peer (no answer, a reset);
-     * never on a response (the default retries 503 and 429, hiding the faults ratings injects), a
-     * timeout or a refused connection.
-     */
+    /** One immediate retry on a pooled connection the peer closed; DESIGN.md's knobs say why. */
     static final class StaleConnectionRetry implements HttpRequestRetryStrategy {
 
         @Override

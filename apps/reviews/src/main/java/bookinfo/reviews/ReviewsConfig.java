@@ -93,10 +93,8 @@ public record ReviewsConfig(
         int port = integer(env, "RATINGS_SERVICE_PORT", 9080, 1, 65535);
         String domain = env.getOrDefault("SERVICES_DOMAIN", "").strip();
         host = domain.isEmpty() ? host : host + "." + domain;
-        return "http://"
-                + (host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host)
-                + ":"
-                + port;
+        boolean bareIpv6 = host.indexOf(':') >= 0 && !host.startsWith("[");
+        return "http://" + (bareIpv6 ? "[" + host + "]" : host) + ":" + port;
     }
 
     /** Black stars wait 10 s for ratings, any other colour 2.5 s (docs/contract.md, reviews). */

@@ -44,8 +44,7 @@ class ReviewsController {
             @PathVariable("id") String productId,
             @RequestHeader HttpHeaders headers,
             HttpServletRequest request) {
-        // A Java int (decimal, optional sign), as upstream; Spring's own conversion would take
-        // "0x10".
+        // A Java int (decimal, optional sign), as upstream; Spring's conversion takes "0x10".
         int id;
         try {
             id = Integer.parseInt(productId);

@@ -16,14 +16,10 @@ import java.util.regex.Pattern;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * The W3C Server-Timing header (docs/contract.md, "Server-Timing"): {@code app;dur=<ms>}, this
- * service's time from the request's first byte reaching Jetty (its parser's begin time: Jetty's
- * parse and the filters outside this one count) to the response being complete in WholeResponses'
- * buffer (not yet written), then {@code ratings;dur=<ms>}, the time the ratings call took as a
- * client, and what ratings reported, each name prefixed {@code ratings.}.
- *
- * <p>Registered inside WholeResponses (WebConfig), whose buffer keeps the response uncommitted
- * until the chain has returned, so the header can still be set; on the error page's dispatch too.
+ * The W3C Server-Timing header (docs/contract.md, "Server-Timing"): {@code app;dur=<ms>}
+ * (DESIGN.md, "Server-Timing's app from Jetty's first byte"), the ratings call's {@code
+ * ratings;dur=<ms>}, and what ratings reported, each name prefixed {@code ratings.}. Registered
+ * inside WholeResponses, whose buffer keeps the response uncommitted until the chain has returned.
  */
 final class ServerTiming extends OncePerRequestFilter {
 
@@ -57,11 +53,9 @@ final class ServerTiming extends OncePerRequestFilter {
         }
 
         String header(long now) {
-            StringBuilder out = new StringBuilder(metric("app", now - start));
-            for (String m : metrics) {
-                out.append(", ").append(m);
-            }
-            return out.toString();
+            List<String> all = new ArrayList<>(List.of(metric("app", now - start)));
+            all.addAll(metrics);
+            return String.join(", ", all);
         }
     }
 

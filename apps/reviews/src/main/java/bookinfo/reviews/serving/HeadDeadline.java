@@ -20,11 +20,8 @@ import org.eclipse.jetty.util.component.AbstractLifeCycle;
 
 /**
  * An overall deadline for reading a request head (HTTP_HEADER_TIMEOUT_SECONDS), which Jetty's idle
- * timeout (a bound on each pause) does not give (DESIGN.md, "Deviations from the ordinary path").
- * It runs from the accept for a first head, from the first new bytes after a response for a later
- * one. Past it, a connection that began a head gets a 408 and is closed; one that sent nothing is
- * closed. While a request is served the idle timeout is the head timeout, then the keep-alive
- * timeout.
+ * timeout (a bound on each pause) does not give; DESIGN.md, "Deviations from the ordinary path",
+ * says when it runs and what it answers.
  */
 final class HeadDeadline extends AbstractLifeCycle implements Connection.Listener {
 

@@ -12,10 +12,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * What server.jetty.* has no property for, through Jetty's public connector and HTTP configuration:
- * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, the send buffer, how fast idle threads
- * end, how many /metrics render at once, the head deadline (HeadDeadline) and the JSON error for
- * requests Jetty refuses itself. Jetty's own defaults already parse strictly
- * (HttpCompliance.RFC7230) and Spring Boot sends no Server header.
+ * HTTP_NODELAY, HTTP_KEEPALIVE=false, the listen backlog, the send buffer, idle threads' end,
+ * /metrics renders at once, the head deadline and the JSON error for requests Jetty refuses itself.
  */
 @Component
 class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFactory> {

@@ -28,15 +28,9 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * A servlet filter, first in the chain, that times every request once and records it in Micrometer
- * as the two families every bookinfo service exposes (docs/configuration.md): http_requests_total
- * (a Counter) and http_request_duration_seconds (a Timer whose histogram has exactly the
- * catalogue's buckets, as service-level objectives), tagged method, route, status. With
- * ACCESS_LOG=true it also writes the access log line.
- *
- * <p>It also tells whether the drain cut requests off: its lifecycle phase stops it after Spring
- * Boot's graceful shutdown and before Jetty stops, whose failed requests leave the in-flight count
- * as they unwind (a count taken later would say 0).
+ * A servlet filter, first in the chain: the two metric families (DESIGN.md, "Metrics"), the access
+ * log with ACCESS_LOG=true, and whether the drain cut requests off (its lifecycle phase; DESIGN.md,
+ * "How each knob is implemented", SHUTDOWN_TIMEOUT_SECONDS).
  */
 final class RequestObserver extends OncePerRequestFilter implements SmartLifecycle {
 

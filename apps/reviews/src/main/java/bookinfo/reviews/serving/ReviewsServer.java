@@ -66,12 +66,7 @@ public final class ReviewsServer {
         return context;
     }
 
-    /**
-     * The process's start. SIGTERM/SIGINT close the context (graceful shutdown); a Spring Boot
-     * shutdown handler then exits 0, or 1 when the drain cut requests off (RequestObserver). A JVM
-     * hook exits 1 if the close still runs just after the timeout (stopping Jetty waits for its
-     * threads, which may be stuck on ratings).
-     */
+    /** Starts the process; the drain's exit status: DESIGN.md, "How each knob is implemented". */
     public static void startWithExitStatus(ReviewsConfig config) {
         RequestObserver drain = start(config).getBean(RequestObserver.class);
         SpringApplication.getShutdownHandlers()

@@ -12,8 +12,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * Refuses with 400 and a close, before any route, a Transfer-Encoding other than exactly "chunked"
- * in HTTP/1.1 (RFC 9112 6.1), which Jetty's parser lets through when "chunked" comes last. Jetty
- * has already refused the ambiguous framings (DESIGN.md, "Deviations from the ordinary path").
+ * in HTTP/1.1 (RFC 9112 6.1), which Jetty's parser lets through (DESIGN.md, "The wire table").
  */
 final class TransferCodingRefusal extends OncePerRequestFilter {
 

@@ -13,10 +13,8 @@ import org.springframework.web.util.ContentCachingResponseWrapper;
 
 /**
  * Holds each response, the error page's included, until the handler is done, then hands it to Jetty
- * in one piece with a Content-Length: one write per response (DESIGN.md, "Writes per response"). It
- * adds "Connection: close" once the context is closing, so no client reuses a connection Jetty is
- * about to close, and after a request body the route left unread: Jetty would otherwise read it to
- * find the next request (docs/contract.md, "Wire rules (ours)", body on a GET).
+ * in one piece (DESIGN.md, "Writes per response"), with "Connection: close" in a drain and after a
+ * request body the route left unread (DESIGN.md, "The wire table").
  */
 final class WholeResponses extends OncePerRequestFilter
         implements ApplicationListener<ContextClosedEvent> {
