@@ -1,7 +1,6 @@
 'use strict';
 
-// eslint flat config: `make lint` checks, `make fmt` applies eslint --fix.
-// The service and its tests are CommonJS on Node; no browser code here.
+// eslint flat config (`make lint`, `make fmt`): CommonJS on Node, no browser code.
 
 const js = require('@eslint/js');
 const globals = require('globals');

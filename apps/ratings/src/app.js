@@ -1,19 +1,16 @@
 'use strict';
 
-// The Express application: the routes of the contract (docs/contract.md,
-// ratings section), 405 with Allow on known paths, 404 for everything else,
-// and JSON errors.
+// The Express app: docs/contract.md's ratings routes, 405 with Allow on known paths,
+// 404 for everything else, JSON errors.
 
 const { STATUS_CODES } = require('node:http');
 const express = require('express');
 const { serverTiming } = require('./server-timing');
 
-// 16 KiB holds any realistic ratings object many times over; together with
-// the store's product cap it bounds what POSTs can make the process hold.
+// Many times any realistic ratings object; with the store's product cap it bounds POSTs' memory.
 const MAX_BODY_BYTES = 16 * 1024;
 
-// Exactly upstream's Content-Type: sent as a Buffer with setHeader, since
-// Express adds "; charset=utf-8" to res.json, res.type and string bodies.
+// Upstream's exact Content-Type: a Buffer and setHeader, as Express adds "; charset=utf-8" otherwise.
 const JSON_TYPE = 'application/json';
 
 const INVALID_ID = { error: 'please provide numeric product ID' };
@@ -30,8 +27,7 @@ function defaultSchedule(fn, ms) {
   return () => clearTimeout(timer);
 }
 
-// Digits only: upstream's parseInt would read "12abc" as 12 and "-1" as -1;
-// ours answers 400 for both. Ids beyond 2^53 could not be echoed exactly.
+// Digits only ("12abc" and "-1" are 400, not upstream's parseInt), and within 2^53 to echo exactly.
 function parseProductId(raw) {
   if (raw === undefined || !/^[0-9]+$/.test(raw)) return undefined;
   const id = Number(raw);
@@ -71,8 +67,7 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
   // Any Content-Type, as upstream (curl -d sends a form type).
   const parseJson = express.json({ type: () => true, limit: MAX_BODY_BYTES, verify: rejectEmptyBody });
 
-  // Declares a path with its method handlers; any other method answers 405
-  // with Allow. Express answers HEAD through the GET handlers.
+  // A path's method handlers; other methods get 405 with Allow (HEAD runs the GET handlers).
   function route(path, handlers) {
     const r = app.route(path);
     const allow = [];
@@ -145,8 +140,7 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
 
   app.use((req, res) => sendJson(res, 404, NOT_FOUND));
 
-  // Body-parser errors (their `type` says which), the router's 400 for bad
-  // percent-encoding, and bugs: JSON instead of Express's HTML page.
+  // Body-parser errors (by `type`), the router's bad percent-encoding 400, and bugs: JSON, not HTML.
   app.use((err, req, res, next) => {
     if (res.headersSent) {
       next(err);

@@ -1,8 +1,7 @@
 'use strict';
 
-// The node:http server under Express, where the HTTP knobs take effect, and
-// the wire rules of docs/contract.md that Node's parser leaves to the
-// application (DESIGN.md, "Hostile input", says what each adds and why).
+// The node:http server under Express: the HTTP knobs, and docs/contract.md's wire rules that
+// Node's parser leaves to the application (DESIGN.md, "Hostile input").
 
 const http = require('node:http');
 
@@ -67,9 +66,8 @@ function refuse(socket, state, answer) {
   closeWithin(socket, state);
 }
 
-// The answer goes after every answer the app still owes on this connection,
-// unless the error is in the body of the request in progress (its answer).
-// None when a close is already decided: its answer is sent or on its way.
+// The answer goes after those the app still owes here, unless the error is in the body of the
+// request in progress (its answer); none when a close is decided (its answer is on its way).
 function onClientError(err, socket) {
   // A connection that sent nothing by the head deadline began no request.
   if (err.code === 'ECONNRESET' || !socket.writable || (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) {
@@ -122,8 +120,7 @@ function onData(socket, state, chunk) {
   }, HTTP09_ANSWER_MS).unref();
 }
 
-// Bytes reach Node's parser FEED_BYTES at a time, and only while the
-// connection owes no answer or the request in progress has body to come.
+// FEED_BYTES at a time to Node's parser, only while no answer is owed or a body is to come.
 function feed(socket, state) {
   while (!socket.destroyed && socket.readableLength > 0) {
     const inBody = state.last !== null && !state.last.complete;
@@ -137,8 +134,7 @@ function feed(socket, state) {
 
 function onConnection(socket) {
   const state = stateOf(socket);
-  // Paused mode: Node's parser sees what socket.read hands out; prepended,
-  // so this runs before it.
+  // Paused mode: the parser sees what socket.read hands out; prepended, so this runs first.
   socket.prependListener('data', (chunk) => onData(socket, state, chunk));
   socket.on('readable', () => feed(socket, state));
   socket.once('close', () => {
@@ -147,16 +143,14 @@ function onConnection(socket) {
   });
 }
 
-// RFC 9112 9.6: "close" in any Connection field, or HTTP/1.0 without
-// keep-alive; node joins repeated Connection fields with ", ".
+// RFC 9112 9.6: "close" in any Connection field (node joins them with ", "), or 1.0 without keep-alive.
 function lastOnConnection(req) {
   const tokens = (req.headers.connection ?? '').toLowerCase().split(',').map((t) => t.trim());
   if (tokens.includes('close')) return true;
   return req.httpVersionMajor === 1 && req.httpVersionMinor === 0 && !tokens.includes('keep-alive');
 }
 
-// RFC 9112 3.2: no Host in HTTP/1.1, more than one Host line (Node keeps
-// the first silently), or an invalid value.
+// RFC 9112 3.2: no Host in 1.1, two Host lines (Node silently keeps the first), or an invalid one.
 function badHost(req) {
   const hosts = req.headersDistinct.host;
   if (hosts === undefined) return req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
@@ -187,9 +181,8 @@ function answerAndClose(socket, res, state, status) {
   closeWithin(socket, state);
 }
 
-// The server's request listener: the checks above, then the Express app.
-// connection.close: every response closes its connection (HTTP_KEEPALIVE
-// false, or a drain has begun), so later pipelined requests are not run.
+// The checks above, then the app. connection.close (HTTP_KEEPALIVE false, or a drain has begun):
+// every response closes its connection, so later pipelined requests are not run.
 function createRequestListener(app, connection) {
   return (req, res) => {
     const socket = req.socket;
@@ -197,8 +190,7 @@ function createRequestListener(app, connection) {
     state.requests += 1;
     state.last = req;
     state.firstLine = null;
-    // A close has been decided: the request is not run and gets no answer;
-    // after a refusal, a client that goes on sending is cut.
+    // A close is decided: not run, no answer; after a refusal, a client still sending is cut.
     if (state.closing) {
       state.ignored += 1;
       if (state.cutOnData && state.ignored >= MAX_UNANSWERED_PER_CONNECTION) socket.destroy();
