@@ -4,8 +4,7 @@ module Details
   # A bad environment value; the message is the one line printed before exit 2.
   class ConfigError < StandardError; end
 
-  # Turns raw strings into values; unset means the default, anything that
-  # does not match the grammar raises ConfigError naming variable and value.
+  # Raw strings to values: unset is the default, off the grammar a ConfigError naming variable and value.
   class EnvParser
     def initialize(env)
       @env = env
@@ -31,8 +30,7 @@ module Details
       end
     end
 
-    # Whether the address resolves is only known at bind time; here we
-    # reject what can never be an address.
+    # Whether it resolves is known at bind time; here only what can never be an address is rejected.
     def address(name, default)
       value(name, default) do |raw|
         raw.match?(/\A[0-9A-Za-z.:%_-]+\z/) ? raw : invalid(name, "want an IP address or host name")
@@ -51,8 +49,7 @@ module Details
     end
   end
 
-  # The settings read once at start from the environment, with the grammar of
-  # docs/configuration.md, so that every service fails the same way on a typo.
+  # The environment's settings, read once at start with docs/configuration.md's grammar, as every service.
   Config = Struct.new(
     :port, :listen_address, :nodelay, :keepalive, :keepalive_timeout,
     :header_timeout, :max_connections, :upstream_keepalive, :upstream_max_requests, :shutdown_timeout,

@@ -12,9 +12,8 @@ module Details
     REQUESTS_HELP = "HTTP requests served, by method, route pattern and status."
     DURATION_HELP = "Time to serve an HTTP request, by method, route pattern and status."
 
-    # One process: values in memory (SimpleValue), not per-process mmap files.
-    # The library's directory for those is made here unless the user named one
-    # (DESIGN.md, "Deviations from the library's ordinary path", says why).
+    # One process: values in memory (SimpleValue), not mmap files, whose directory is still made here
+    # unless the user named one (DESIGN.md, "Deviations from the library's ordinary path").
     def self.configure_library
       return if @configured
 
@@ -45,9 +44,8 @@ module Details
       Prometheus::Client::Formats::Text::CONTENT_TYPE
     end
 
-    # The text format 0.0.4. The library's Formats::Text.marshal fails on
-    # histograms in 0.16.2 (DESIGN.md), so the samples are listed here and
-    # its MetricsRepresentation.to_text writes the text.
+    # Text format 0.0.4: Formats::Text.marshal fails on histograms in 0.16.2 (DESIGN.md), so the samples
+    # are listed here and MetricsRepresentation.to_text writes the text.
     def render
       families = @registry.metrics.map do |metric|
         samples = metric.values.flat_map { |labels, value| samples_of(metric, labels, value) }

@@ -8,16 +8,14 @@ require_relative "serving/wire"
 require_relative "servlets"
 
 module Details
-  # WEBrick's HTTPServer with the servlets mounted, the knobs set through its
-  # configuration keys and documented overridable methods, and the wire
-  # rules of Serving::Wire in front.
+  # WEBrick's HTTPServer with the servlets mounted, the knobs set through its configuration keys and
+  # documented overridable methods, and the wire rules of Serving::Wire in front.
   class Server < WEBrick::HTTPServer
     prepend Serving::Wire
 
     STANDARD_METHODS = %w[GET HEAD POST PUT DELETE PATCH OPTIONS TRACE CONNECT].freeze
 
-    # settings: a Details::Config. access_log_io receives the access log when
-    # settings.access_log is on.
+    # settings: a Details::Config. access_log_io receives the access log when settings.access_log is on.
     def initialize(settings, logger:, access_log_io: $stdout)
       @keepalive = settings.keepalive
       @server_timing = settings.server_timing
@@ -34,9 +32,8 @@ module Details
 
     def port = config[:Port]
 
-    # keep_alive false: WEBrick writes "Connection: close" and closes after the
-    # response. Server-Timing: DESIGN.md, "Server-Timing's clock from the request
-    # line"; also on the answer WEBrick makes from an HTTPStatus error.
+    # keep_alive false: "Connection: close", then close. Server-Timing (also on WEBrick's HTTPStatus answers):
+    # DESIGN.md, "Server-Timing's clock from the request line".
     def service(req, res)
       res.keep_alive = false unless @keepalive
       super
@@ -49,8 +46,7 @@ module Details
 
     def create_response(webrick_config) = JsonErrorResponse.new(webrick_config)
 
-    # WEBrick calls this after writing every response, including the errors
-    # it answers itself (route "unmatched" then).
+    # Called after every response, including the errors WEBrick answers itself (route "unmatched" then).
     def access_log(_webrick_config, req, res)
       seconds = req.request_time ? Time.now - req.request_time : 0.0
       method = STANDARD_METHODS.include?(req.request_method) ? req.request_method : "OTHER"

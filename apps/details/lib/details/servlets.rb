@@ -3,17 +3,15 @@
 require "webrick"
 
 module Details
-  # The details API as WEBrick servlets, one per mounted path. Each records
-  # its route pattern in req.attributes[:route] for the metrics.
+  # The details API as WEBrick servlets, one per mounted path, each setting req.attributes[:route].
   module Servlets
     JSON_TYPE = "application/json"
     ALLOW = "GET, HEAD"
     NOT_FOUND = '{"error":"not found"}'
     METHOD_NOT_ALLOWED = '{"error":"method not allowed"}'
 
-    # A servlet for one route, mounted on a path prefix: path_matches? decides
-    # what belongs to it. 404 and 405 are ordinary answers (WEBrick's own
-    # MethodNotAllowed closes and sends no Allow); HEAD goes to do_GET.
+    # One route on a path prefix, path_matches? deciding what is its own. 404 and 405 are ordinary
+    # answers (WEBrick's MethodNotAllowed closes and sends no Allow); HEAD goes to do_GET.
     class Route < WEBrick::HTTPServlet::AbstractServlet
       def service(req, res)
         return json(res, 404, NOT_FOUND) unless path_matches?(req.path_info)

@@ -4,9 +4,8 @@ require "socket"
 
 module Details
   module Serving
-    # A listener that closes without resetting a connection queued on it, in
-    # place of WEBrick's in a drain (DESIGN.md, "Closing the listening socket
-    # without a reset", says how and why).
+    # In a drain, WEBrick's listener replaced by one that closes without resetting queued connections
+    # (DESIGN.md, "Closing the listening socket without a reset").
     class PluggedListener
       PLUG_WAIT_SECONDS = 0.05
       PLUG_POLL_SECONDS = 0.001
@@ -50,8 +49,7 @@ module Details
 
       def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
-      # listen(0) leaves room for one connection: the plug's, once its byte
-      # is acknowledged.
+      # listen(0) leaves room for one connection: the plug's, once its byte is acknowledged.
       def plug_queue
         @socket.listen(0)
         while now < @until

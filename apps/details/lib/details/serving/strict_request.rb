@@ -5,8 +5,7 @@ require "webrick"
 
 module Details
   module Serving
-    # The socket as StrictRequest hands it to HTTPRequest#parse, each head
-    # line checked as WEBrick reads it (DESIGN.md, "Hostile input", says how).
+    # The socket for HTTPRequest#parse, each head line checked as WEBrick reads it (DESIGN.md, "Hostile input").
     class StrictReader
       extend Forwardable
       def_delegators :@io, :<<, :peeraddr, :addr
@@ -14,11 +13,9 @@ module Details
       LF = "\n"
       CRLF = "\r\n"
       READ = 8192 # the most one read takes
-      # A control other than HTAB inside a line that ends with CRLF (the
-      # final CR and LF do not count).
+      # A control other than HTAB inside a line ending with CRLF (the final CR and LF do not count).
       CTL = /[\x00-\x08\x0a-\x1f\x7f](?!\n?\z)/
-      # method SP request-target [SP HTTP-version] CRLF; StrictRequest
-      # refuses a line without a version once WEBrick has taken it.
+      # method SP request-target [SP HTTP-version] CRLF; no version is refused once WEBrick has taken it.
       REQUEST_LINE = %r{\A[!\#$%&'*+\-.^_`|~0-9A-Za-z]+ [^\x00-\x20\x7f]+(?: HTTP/[0-9]\.[0-9])?\r\n\z}
 
       def self.now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
@@ -33,10 +30,8 @@ module Details
         @buffer = "".b
       end
 
-      # WEBrick reads every line of the head with gets(LF, limit). A request
-      # line it cannot use (cut at its limit or by EOF) it rejects itself
-      # (414, 400); any other line off the grammar is refused once WEBrick
-      # has taken it and can answer.
+      # WEBrick reads the head with gets(LF, limit) and rejects a request line cut at its limit or by EOF
+      # itself (414, 400); any other line off the grammar is refused once WEBrick has it and can answer.
       def gets(_separator = LF, limit = 4096)
         case @state
         when :request_line
@@ -70,8 +65,7 @@ module Details
         line
       end
 
-      # IO#gets(LF, limit): the line with its LF, or limit bytes without
-      # one, or what came before EOF (nil for nothing).
+      # IO#gets(LF, limit): the line with its LF, limit bytes without one, or what came before EOF (or nil).
       def line(limit)
         loop do
           at = @buffer.index(LF)
@@ -81,8 +75,7 @@ module Details
         end
       end
 
-      # One read, into one string per thread, against the deadline; false
-      # at EOF.
+      # One read, into one string per thread, against the deadline; false at EOF.
       def fill
         chunk = @io.read_nonblock(READ, Thread.current[:details_read] ||= "".b, exception: false)
         return false if chunk.nil?
@@ -102,8 +95,7 @@ module Details
       def bad(message) = raise(WEBrick::HTTPStatus::BadRequest, message)
     end
 
-    # WEBrick's HTTPRequest, parsing its head from a StrictReader, then
-    # checking what RFC 9112 makes a 400 (DESIGN.md, "Hostile input").
+    # HTTPRequest parsing from a StrictReader, then RFC 9112's 400s (DESIGN.md, "Hostile input").
     class StrictRequest < WEBrick::HTTPRequest
       # Thread-local set by the accept hook: when the first head is due.
       FIRST_HEAD_DEADLINE = :details_first_head_deadline
@@ -113,8 +105,7 @@ module Details
       DIGITS = /\A[0-9]+\z/
       CHUNKED = /\Achunked\z/i
 
-      # header_timeout: seconds for a head, from its first byte (the first
-      # head's from the accept).
+      # header_timeout: seconds for a head, from its first byte (the first head's from the accept).
       def initialize(webrick_config, header_timeout)
         super(webrick_config)
         @details_header_timeout = header_timeout
@@ -137,8 +128,7 @@ module Details
         [first, StrictReader.now + @details_header_timeout].compact.min
       end
 
-      # RFC 9112 sections 3.2 and 6: the request line, Host, and one
-      # unambiguous framing of the body.
+      # RFC 9112 sections 3.2 and 6: the request line, Host, and one unambiguous framing of the body.
       def check_head
         problem = @details_reader.request_line_problem
         bad(problem) if problem
@@ -164,8 +154,7 @@ module Details
         bad("invalid Host") if hosts.size == 1 && !HOST.match?(hosts[0])
       end
 
-      # "close" among the options of any Connection field (RFC 9112 9.6);
-      # WEBrick only looks for the whole value.
+      # "close" among any Connection field's options (RFC 9112 9.6); WEBrick only checks the whole value.
       def close_if_asked
         options = header["connection"].flat_map { |value| value.split(",") }
         @keep_alive = false if options.any? { |option| option.strip.casecmp?("close") }

@@ -5,19 +5,15 @@ require "webrick"
 require_relative "strict_request"
 
 module Details
-  # What is not the details app: the wire rules of docs/contract.md enforced
-  # through WEBrick's public extension points, the drain, memory after floods.
+  # Not the app: docs/contract.md's wire rules via WEBrick's extension points, the drain, memory after floods.
   module Serving
-    # Prepended to the HTTPServer subclass: the configuration keys that bound
-    # connections, the accept hook, strict request heads (#create_request),
-    # and no request body read (#service).
+    # Prepended to the HTTPServer subclass: the configuration keys that bound connections, the accept hook,
+    # strict request heads (#create_request), and no request body read (#service).
     module Wire
-      # In a drain, a new connection's first byte is waited for this long
-      # more (a client does not retry a request on a connection it never used).
+      # A drain waits this much longer for a new connection's first byte (clients retry only on used ones).
       DRAIN_FIRST_BYTE_SECONDS = 0.5
 
-      # WEBrick configuration keys from a Details::Config (DESIGN.md, "How
-      # each knob is implemented", says what each does).
+      # WEBrick configuration keys from a Details::Config (DESIGN.md, "How each knob is implemented").
       def wire_config(settings)
         @header_timeout = settings.header_timeout
         @nodelay = settings.nodelay ? 1 : 0
@@ -29,9 +25,7 @@ module Details
 
       def create_request(webrick_config) = StrictRequest.new(webrick_config, @header_timeout)
 
-      # No route reads a request body (DESIGN.md, "No request body read"): the
-      # connection closes after the route's answer, or a chunked body on a
-      # method that may carry one is refused 411. In a drain every answer closes.
+      # No route reads a request body (DESIGN.md, "No request body read"); in a drain every answer closes.
       def service(req, res)
         chunked = req["transfer-encoding"]
         raise WEBrick::HTTPStatus::LengthRequired if chunked && !%w[GET HEAD].include?(req.request_method)
@@ -54,9 +48,8 @@ module Details
 
       private
 
-      # #run answers nothing once the server has left :Running, a reset: in a
-      # drain the first request is answered here (DESIGN.md, "Closing the
-      # listening socket without a reset"), then #run closes quietly.
+      # In a drain the first request is answered here, not reset by #run (DESIGN.md, "Closing the listening
+      # socket without a reset").
       def answer_in_drain(sock, ready)
         answer_once(sock) if ready || sock.wait_readable(DRAIN_FIRST_BYTE_SECONDS)
         sock.shutdown(Socket::SHUT_RD)
@@ -87,11 +80,8 @@ module Details
         access_log(config, req, res)
       end
 
-      # The AcceptCallback, in the connection's thread: the first head is due
-      # within the header timeout of the accept (StrictRequest reads that
-      # deadline from this thread), so its first byte is waited for here, in
-      # 0.5 s steps for a drain; with nothing by then WEBrick closes unanswered.
-      # TCP_USER_TIMEOUT bounds a response written to a client that does not read.
+      # The AcceptCallback, in the connection's thread: sets the first head's deadline (StrictRequest reads it)
+      # and waits for its first byte in 0.5 s steps for a drain; TCP_USER_TIMEOUT bounds unread responses.
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms
