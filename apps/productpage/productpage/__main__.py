@@ -1,6 +1,5 @@
-"""Entry point (what ./serve runs): what is decided once per start, before
-gunicorn forks: the configuration (exit 2 on a bad value), the session key
-every worker signs with, the metrics directory the workers share."""
+"""./serve's entry point, deciding once before gunicorn forks: the configuration (exit 2 on a
+bad value), the session key every worker signs with, the metrics directory the workers share."""
 
 import logging
 import os

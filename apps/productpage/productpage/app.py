@@ -23,8 +23,7 @@ PRODUCT_ID = 0
 METHOD_NOT_ALLOWED = b'{"error":"method not allowed"}'
 JSON = "application/json"
 
-# The user name (UTF-8) is on every page, in end-user and in the cookie: a
-# 5 MB one made a 5 MB page, one over 8 KB a cookie gunicorn refuses (431).
+# The user name is on every page, in end-user and the cookie: 5 MB made a 5 MB page, 8 KB a 431.
 MAX_USERNAME_BYTES = 256
 MAX_BODY_BYTES = 16 * 1024  # the login form's; no other route reads a body
 
@@ -98,8 +97,7 @@ def create_app(config: Config, secret_key: str, backends: Backends | None = None
     """The Flask app, its wsgi_app wrapped in the metrics and Server-Timing middleware."""
     # Static route added after OPTIONS is off, so OPTIONS gets the JSON 405 too.
     app = Flask(__name__, static_folder=None)
-    # Else "//" gets a 308 to a Location built from Host (GET /static//etc/passwd).
-    # Set before any rule: each takes the map's setting when added.
+    # Else "//" gets a 308 to a Location from Host; set before any rule (each copies it when added).
     app.url_map.merge_slashes = False
     app.jinja_options = {"trim_blocks": True, "lstrip_blocks": True}
     app.config.update(

@@ -1,6 +1,5 @@
-"""Environment configuration, read once at start (see docs/configuration.md).
-No Flask or gunicorn import: a bad value is reported before anything heavy
-loads or any socket is opened."""
+"""Environment configuration, read once at start (docs/configuration.md). No Flask or gunicorn
+import: a bad value is reported before anything heavy loads or any socket is opened."""
 
 import ipaddress
 import json

@@ -1,7 +1,6 @@
-"""The W3C Server-Timing header (docs/contract.md, "Server-Timing"):
-productpage's own time (`app`, from gunicorn calling the outermost WSGI
-middleware to the answer's start_response), its wait for each backend, and
-what each backend reported about itself, prefixed with its name."""
+"""The W3C Server-Timing header (docs/contract.md, "Server-Timing"): productpage's own time
+(`app`, from gunicorn calling the outermost WSGI middleware to start_response), its wait for
+each backend, and what each backend reported about itself, prefixed with its name."""
 
 import re
 import time

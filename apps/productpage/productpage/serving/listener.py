@@ -1,6 +1,5 @@
-"""Closing the shared listening socket without resetting a queued connection:
-plug() fills its queue with one of our own first (DESIGN.md, "Closing the
-listening socket without a reset")."""
+"""Closing the shared listener without resetting a queued connection: plug() fills its queue
+with one of our own first (DESIGN.md, "Closing the listening socket without a reset")."""
 
 import errno
 import fcntl
@@ -58,9 +57,8 @@ def _try_plug(address):
 
 
 def plug(listener, serve, until: float):
-    """Serve what is queued on listener, then fill its queue with our own
-    connection: returned for the caller to close after the listener, or None
-    if no plug held by `until`."""
+    """Serve what is queued, then fill listener's queue with our own connection: returned for
+    the caller to close after the listener, or None if no plug held by `until`."""
     listener.listen(0)
     listener.setblocking(False)
     address = _own_address(listener)

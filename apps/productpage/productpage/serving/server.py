@@ -15,8 +15,7 @@ from .worker import worker_class
 
 
 class DrainingArbiter(Arbiter):
-    """gunicorn's master: SIGINT drains like SIGTERM, exit 1 when stopping had
-    to kill workers still serving requests."""
+    """gunicorn's master: SIGINT drains like SIGTERM; exit 1 if stopping killed busy workers."""
 
     cut_off = False
     # Write end only the master's, closed after stop() closed the listening
@@ -56,8 +55,7 @@ _STOPS_BEFORE_POST_FORK = []
 
 
 def remember_stop_after_fork():
-    """In every child right after fork: the master's inherited handlers would
-    lose a SIGTERM that comes before the worker installs its own."""
+    """In each child after fork: a SIGTERM before the worker's own handlers is kept, not lost."""
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: _STOPS_BEFORE_POST_FORK.append(signum))
 
@@ -67,8 +65,7 @@ def gunicorn_settings(config: Config, metrics_dir: str) -> dict:
         if arbiter.listeners_closed_w is not None:  # the worker keeps the read end only
             arbiter.tell_listeners_closed()
             worker.listeners_closed_fd = arbiter.listeners_closed_r
-        # The worker's handler until its final ones (after gevent's patching),
-        # handed any stop remember_stop_after_fork caught.
+        # The worker's handler until its final ones, handed stops remember_stop_after_fork caught.
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, worker.handle_exit)
         for sig in _STOPS_BEFORE_POST_FORK:

@@ -27,8 +27,7 @@ MASTER_WAIT_SECONDS = 2.0  # then the stop is this worker's own (a reload)
 MASTER_POLL_SECONDS = 0.002
 HEARTBEAT_SECONDS = 1.0
 LINGER_SECONDS = 1.0  # after a close, reading the client's rest
-# Pipelined requests in a row; the last says "Connection: close" and the client
-# retries the rest (RFC 9112 9.3.2). The same cap as ratings'.
+# Pipelined requests in a row (ratings' cap); the last says "Connection: close" (RFC 9112 9.3.2).
 MAX_PIPELINED = 16
 
 # select() itself, not gevent's: a zero-timeout poll that never yields.
@@ -48,8 +47,7 @@ class HeadTimeout(Exception):
 
 
 class _Connection:
-    """One client connection, and the context gunicorn reads each of its heads
-    in when keep-alive is on (timeout_ctx)."""
+    """A client connection and, with keep-alive, gunicorn's head-reading context (timeout_ctx)."""
 
     __slots__ = (
         *("sock", "keepalive", "header_timeout", "accepted"),  # fixed at the accept
