@@ -19,9 +19,8 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
 
 /**
- * An overall deadline for reading a request head (HTTP_HEADER_TIMEOUT_SECONDS), which Jetty's idle
- * timeout (a bound on each pause) does not give; DESIGN.md, "Deviations from the ordinary path",
- * says when it runs and what it answers.
+ * An overall deadline for a request head (HTTP_HEADER_TIMEOUT_SECONDS), which Jetty's idle timeout
+ * (a bound on each pause) does not give (DESIGN.md, "Deviations from the ordinary path").
  */
 final class HeadDeadline extends AbstractLifeCycle implements Connection.Listener {
 
@@ -176,8 +175,7 @@ final class HeadDeadline extends AbstractLifeCycle implements Connection.Listene
                             super.failed(failure);
                         }
 
-                        // Before Jetty hears of the end: it may go on at once to a pipelined
-                        // request.
+                        // Before Jetty hears of the end: it may go on at once to the next request.
                         private void idle() {
                             track.bytesAtIdle = connection.getBytesIn();
                             track.headStart = IDLE;

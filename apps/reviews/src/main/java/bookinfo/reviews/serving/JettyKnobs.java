@@ -21,19 +21,13 @@ class JettyKnobs implements WebServerFactoryCustomizer<JettyServletWebServerFact
     /** Beyond HTTP_MAX_CONNECTIONS new connections wait in a listen backlog this long. */
     static final int ACCEPT_QUEUE = 1024;
 
-    /**
-     * Idle threads the pool ends per server.jetty.threads.idle-timeout (Jetty's default is one): a
-     * flood that grew it to server.jetty.threads.max gives their stacks back within seconds.
-     */
+    /** Idle threads ended per idle-timeout (Jetty: one); DESIGN.md, "Memory after hostile load". */
     static final int EVICT_PER_IDLE_TIMEOUT = 100;
 
     /** SO_SNDBUF of accepted sockets (Linux doubles it) instead of autotuning up to 4 MiB. */
     static final int SEND_BUFFER = 64 * 1024;
 
-    /**
-     * /metrics renders this many scrapes at once (QoSHandler); more wait without a thread. 200 at
-     * once on two CPUs kept /health waiting over a second (DESIGN.md, "A crowd of scrapes").
-     */
+    /** Scrapes /metrics renders at once (QoSHandler): DESIGN.md, "A crowd of scrapes". */
     static final int SCRAPES_AT_ONCE = 2;
 
     private final ReviewsConfig config;
