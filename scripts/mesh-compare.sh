@@ -9,7 +9,7 @@
 # again for every repetition from the mesh's counters (--mesh): a repetition
 # whose path is not proven is marked invalid and left out of the verdicts.
 #
-# Usage: scripts/mesh-compare.sh [SCENARIO] [--variant NAME=NAMESPACE]... [--baseline NAME]
+# Usage: scripts/mesh-compare.sh [SCENARIO] [--variant NAME=NAMESPACE[?url=BASE]]... [--baseline NAME]
 #                                [--margin METRIC=DURATION]... [--apply | --no-apply] [--check-only] [--skip-mesh-check]
 #                                [--istio-namespace NS] [--out DIR] [-- BOOKLOAD_RUN_ARGS...]
 #   SCENARIO           a name in scenarios/ or a YAML path (default: smoke)
@@ -17,6 +17,8 @@
 #                      three overlays: no-mesh=bookinfo-no-mesh sidecar=bookinfo-sidecar
 #                      ambient=bookinfo-ambient. Each NS needs the apps and svc/fortio
 #                      (stock fortio, or the bookload agent: detected per namespace).
+#                      N=NS?url=BASE: the load goes to BASE, not the scenario's service,
+#                      so one NS can be two variants (e.g. ...?url=http://details-nagle:9080)
 #   --baseline NAME    the variant the others are compared with (default: the first)
 #   --margin M=D       a verdict per variant against the baseline: the paired
 #                      difference of percentile M is within D, exceeds it, or is
@@ -48,26 +50,31 @@ ROLLOUT_TIMEOUT=${ROLLOUT_TIMEOUT:-300s}
 istio_ns=${ISTIO_NAMESPACE:-istio-system}
 say() { printf '==> mesh-compare: %s\n' "$*" >&2; }
 die() { printf 'mesh-compare: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '10,37s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
+usage() { sed -n '10,39s/^# \{0,1\}//p' "$0" >&2; exit "${1:-2}"; }
 bad_usage() { printf 'mesh-compare: %s\n' "$*" >&2; exit 2; }
 
 # --- arguments --------------------------------------------------------------
 scenario=smoke apply=1 out=results extra=() check_only='' skip_check='' baseline='' margins=()
 scenario_set=
-names=() namespaces=()
+names=() namespaces=() urls=()
 add_variant() {
-  local spec=$1 name ns i
+  local spec=$1 name ns url='' i
   [[ $spec == *=* ]] || bad_usage "--variant $spec: want NAME=NAMESPACE, e.g. --variant ambient-waypoint=bookinfo-waypoint"
   name=${spec%%=*} ns=${spec#*=}
+  if [[ $ns == *'?'* ]]; then
+    url=${ns#*'?'} ns=${ns%%'?'*}
+    [[ $url == url=?* ]] || bad_usage "--variant $spec: after the namespace only ?url=BASE_URL, e.g. ?url=http://details-nagle:9080"
+    url="?$url"
+  fi
   [[ $name =~ ^[A-Za-z0-9._-]+$ ]] ||
     bad_usage "--variant $spec: the name '$name' must be letters, digits, '.', '_' or '-' (it names the results)"
   [[ $ns =~ ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$ ]] ||
     bad_usage "--variant $spec: '$ns' is not a namespace name (lower-case letters, digits and '-', at most 63)"
   for i in "${!names[@]}"; do
     [[ ${names[i]} != "$name" ]] || bad_usage "--variant $spec: the name $name is given twice"
-    [[ ${namespaces[i]} != "$ns" ]] || bad_usage "--variant $spec: namespace $ns is already variant ${names[i]}"
+    [[ ${namespaces[i]}${urls[i]} != "$ns$url" ]] || bad_usage "--variant $spec: namespace $ns is already variant ${names[i]}"
   done
-  names+=("$name") namespaces+=("$ns")
+  names+=("$name") namespaces+=("$ns") urls+=("$url")
 }
 while (($#)); do
   case $1 in
@@ -368,16 +375,20 @@ client() {
 }
 
 targets=() agents=() stock=() claims=()
+ports=() # by variant; one port-forward per namespace
 for i in "${!names[@]}"; do
   [[ -n $skip_check ]] || claims+=(--mesh "${names[i]}=${namespaces[i]}:${kinds[i]/none/no-mesh}")
-  forward "${namespaces[i]}"
+  port=
+  for ((j = 0; j < i; j++)); do [[ ${namespaces[j]} != "${namespaces[i]}" ]] || port=${ports[j]}; done
+  [[ -n $port ]] || forward "${namespaces[i]}"
+  ports+=("$port")
   if [[ $(client "${namespaces[i]}") == agent ]]; then
-    say "bookload agent of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port"
-    targets+=(--target "${names[i]}=bookload+http://127.0.0.1:$port")
+    say "bookload agent of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port${urls[i]}"
+    targets+=(--target "${names[i]}=bookload+http://127.0.0.1:$port${urls[i]}")
     agents+=("${names[i]}")
   else
-    say "fortio of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port"
-    targets+=(--target "${names[i]}=fortio+http://127.0.0.1:$port")
+    say "fortio of ${namespaces[i]} (${names[i]}) on 127.0.0.1:$port${urls[i]}"
+    targets+=(--target "${names[i]}=fortio+http://127.0.0.1:$port${urls[i]}")
     stock+=("${names[i]}")
   fi
 done

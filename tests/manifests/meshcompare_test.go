@@ -115,6 +115,8 @@ func TestMeshCompareScript(t *testing.T) {
 			{[]string{"--variant", "waypoint=Bookinfo_Waypoint"}, "'Bookinfo_Waypoint' is not a namespace name"},
 			{[]string{"--variant", "a=ns-a", "--variant", "a=ns-b"}, "the name a is given twice"},
 			{[]string{"--variant", "a=ns-a", "--variant", "b=ns-a"}, "namespace ns-a is already variant a"},
+			{[]string{"--variant", "a=ns-a?url=http://x:9080", "--variant", "b=ns-a?url=http://x:9080"}, "namespace ns-a is already variant a"},
+			{[]string{"--variant", "a=ns-a?path=/x"}, "--variant a=ns-a?path=/x: after the namespace only ?url=BASE_URL"},
 			{[]string{"--variant", "a=ns-a", "--baseline", "no-mesh"}, "--baseline no-mesh is not a variant (variants: a)"},
 			{[]string{"--variant"}, "--variant needs NAME=NAMESPACE"},
 			{[]string{"smoke", "other"}, "one scenario only"},
@@ -166,6 +168,12 @@ func TestMeshCompareScript(t *testing.T) {
 		if strings.Contains(r.out, "namespace mc-plain, pod") {
 			t.Errorf("mc-plain (no sidecar, not ambient) was reported:\n%s", r.out)
 		}
+	})
+
+	// One namespace, two variants: the matrix row's two details (a ?url= each).
+	t.Run("one-namespace-two-urls", func(t *testing.T) {
+		r := script(t, nil, "--no-apply", "--check-only", "--variant", "plain.nodelay=mc-plain", "--variant", "plain.nagle=mc-plain?url=http://details-nagle:9080")
+		expect(t, r, 0, "variant plain.nagle: namespace mc-plain, mesh: none", "data path checked: plain.nodelay (none) plain.nagle (none)")
 	})
 
 	t.Run("ambient", func(t *testing.T) {

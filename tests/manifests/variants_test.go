@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -132,6 +133,39 @@ var componentChecks = map[string]func(t *testing.T, r *rendering){
 			}
 			if got, _ := c.env("SHUTDOWN_TIMEOUT_SECONDS"); got != "10" {
 				t.Errorf("%s: the patch replaced the env list instead of merging (SHUTDOWN_TIMEOUT_SECONDS=%q)", name, got)
+			}
+		}
+	},
+	// details-nagle is details-v1 with TCP_NODELAY off, beside it: the same
+	// image and pod annotations (the sidecar variant's proxy resources), its
+	// own Service, and Service details still selects details-v1 alone.
+	"details-nagle": func(t *testing.T, r *rendering) {
+		deps := r.deployments(t)
+		v1, nagle := deps["details-v1"], deps["details-nagle"]
+		c1, ok1 := v1.container("details")
+		c, ok := nagle.container("details")
+		if !ok1 || !ok {
+			t.Fatalf("a details container is missing (details-v1 %v, details-nagle %v)", ok1, ok)
+		}
+		if got, _ := c.env("HTTP_NODELAY"); got != "false" {
+			t.Errorf("details-nagle: HTTP_NODELAY=%q, want false", got)
+		}
+		if got, _ := c1.env("HTTP_NODELAY"); got == "false" {
+			t.Error("details-v1 lost TCP_NODELAY")
+		}
+		if c.Image != c1.Image {
+			t.Errorf("details-nagle image %q, details-v1 %q", c.Image, c1.Image)
+		}
+		if a, b := nagle.Spec.Template.Metadata.Annotations, v1.Spec.Template.Metadata.Annotations; !maps.Equal(a, b) {
+			t.Errorf("details-nagle pod annotations %v, details-v1 %v", a, b)
+		}
+		for name, want := range map[string]string{"details": "details-v1", "details-nagle": "details-nagle"} {
+			var svc service
+			mustFind(t, r, "Service", name).decode(t, &svc)
+			for dep, d := range deps {
+				if got := selects(svc.Spec.Selector, d.Spec.Template.Metadata.Labels); got != (dep == want) {
+					t.Errorf("Service %s selects %s: %v", name, dep, got)
+				}
 			}
 		}
 	},
