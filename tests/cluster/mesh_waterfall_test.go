@@ -45,10 +45,11 @@ func TestMeshWaterfallPutsALateRatingsOnItsHop(t *testing.T) {
 		_, _ = kubectl("-n", ns, "rollout", "status", "deployment/reviews-v1", "--timeout=5m")
 	}()
 	eventually(t, 2*time.Minute, "reviews-v1's pods gone", func() error {
-		if out, err := kubectl("-n", ns, "get", "pods", "-l", "app=reviews,version=v1", "-o", "name"); err != nil || out != "" {
-			return fmt.Errorf("%q %v", out, err)
+		out, err := kubectl("-n", ns, "get", "pods", "-l", "app=reviews,version=v1", "-o", "name")
+		if err == nil && out != "" {
+			err = fmt.Errorf("still there: %s", out)
 		}
-		return nil
+		return err
 	})
 	rule := fmt.Sprintf(`apiVersion: networking.istio.io/v1
 kind: VirtualService
