@@ -1,5 +1,5 @@
 """The W3C Server-Timing header (docs/contract.md, "Server-Timing"): productpage's own time
-(`app`, from gunicorn calling the outermost WSGI middleware to start_response), its wait for
+(`app`, from the request's first byte to start_response), its wait for
 each backend, and what each backend reported about itself, prefixed with its name."""
 
 import re
@@ -54,7 +54,7 @@ def timed(wsgi_app):
     """WSGI middleware, wrapped around every other: the header on every answer."""
 
     def timed_app(environ, start_response):
-        start = time.perf_counter()
+        start = environ.get("productpage.request_began") or time.perf_counter()  # serving/worker.py
         metrics = environ[ENVIRON_KEY] = []
 
         def timed_start_response(status, headers, exc_info=None):

@@ -52,9 +52,12 @@ class RetiringConnection(HTTPConnection):
 
     def getresponse(self, *args, **kwargs):
         try:
-            response = super().getresponse(*args, **kwargs)
+            # The wait ends at the answer's first byte (at the read's timeout); parsing is ours.
+            self.sock.settimeout(self.timeout)
+            self.sock.recv(1, socket.MSG_PEEK)
         finally:
             _on_wire.set(_on_wire.get() + time.perf_counter() - self.sent_at)
+        response = super().getresponse(*args, **kwargs)
         self.responses += 1
         if self.responses >= self.retire_after:
             self.close()

@@ -51,7 +51,7 @@ class _Connection:
 
     __slots__ = (
         *("sock", "keepalive", "header_timeout", "accepted"),  # fixed at the accept
-        *("requests", "pipelined", "request", "unreader", "head_timer"),
+        *("requests", "pipelined", "request", "unreader", "head_timer", "began"),
     )
 
     def __init__(self, sock, keepalive, header_timeout):
@@ -64,6 +64,7 @@ class _Connection:
         self.request = None  # the one being served
         self.unreader = None  # gunicorn's read buffer
         self.head_timer = None
+        self.began = None  # perf_counter() when the request's first byte was there
 
     def start_head_timer(self, deadline: float):
         self.stop_head_timer()
@@ -102,6 +103,7 @@ class _Connection:
                 if not self.await_first_byte(time.monotonic() + self.keepalive):
                     raise StopIteration("keep-alive timeout")
             deadline = time.monotonic() + self.header_timeout
+        self.began = time.perf_counter()
         self.start_head_timer(deadline)
         return self
 
@@ -207,6 +209,18 @@ class ProductpageWorker(GeventWorker):
         finally:
             conn.stop_head_timer()
             self.connections.pop(me, None)
+
+    def load_wsgi(self):
+        """The application, told when the request's first byte was there (timing.timed)."""
+        super().load_wsgi()
+        app = self.wsgi
+
+        def began_at(environ, start_response):
+            if (conn := self.connections.get(gevent.getcurrent())) and conn.began:
+                environ["productpage.request_began"] = conn.began
+            return app(environ, start_response)
+
+        self.wsgi = began_at
 
     def timeout_ctx(self):
         return self.connections.get(gevent.getcurrent()) or super().timeout_ctx()
