@@ -1,8 +1,7 @@
 'use strict';
 
-// The SERVICE_VERSION variants the Istio resilience tasks rely on. Upstream
-// flips a flag with setInterval; deriving the phase from a clock instead
-// gives the same alternation and lets tests pick any moment.
+// The SERVICE_VERSION variants the Istio resilience tasks rely on. Upstream flips a flag with setInterval; deriving the
+// phase from a clock instead gives the same alternation and lets tests pick any moment.
 
 const DELAY_MS = 7000;
 const UNAVAILABLE_PERIOD_MS = 60 * 1000;
@@ -12,8 +11,7 @@ const OK = { kind: 'ok' };
 const UNAVAILABLE = { kind: 'unavailable' };
 const DELAYED = { kind: 'delayed', delayMs: DELAY_MS };
 
-// Odd periods since start are the "off" phase: every variant starts healthy,
-// as upstream does.
+// Odd periods since start are the "off" phase: every variant starts healthy, as upstream does.
 function inOffPhase(now, startedAt, periodMs) {
   return Math.floor((now() - startedAt) / periodMs) % 2 === 1;
 }

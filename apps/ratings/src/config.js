@@ -1,8 +1,7 @@
 'use strict';
 
-// Reads the env-var catalogue of docs/configuration.md once at start. Every
-// rule lives here so that a bad value fails before the server listens, with a
-// message naming the variable and the value.
+// Reads the env-var catalogue of docs/configuration.md once at start. Every rule lives here so that a bad value fails
+// before the server listens, with a message naming the variable and the value.
 
 const net = require('node:net');
 

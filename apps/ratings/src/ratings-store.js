@@ -1,8 +1,7 @@
 'use strict';
 
-// Ratings posted at run time, kept in memory like upstream v1. Bounded so
-// that a client posting to ever new ids cannot grow the process without
-// limit: past MAX_PRODUCTS the oldest posted product is forgotten.
+// Ratings posted at run time, kept in memory like upstream v1. Bounded so that a client posting to ever new ids cannot
+// grow the process without limit: past MAX_PRODUCTS the oldest posted product is forgotten.
 
 const MAX_PRODUCTS = 1024;
 const DEFAULT_RATINGS = Object.freeze({ Reviewer1: 5, Reviewer2: 4 });

@@ -51,11 +51,8 @@ function createService(config, { now, random, schedule, stdout = process.stdout,
       server.listen(config.port, config.listenAddress, () => {
         server.off('error', reject);
         const { address, port } = server.address();
-        logger.info(
-          `listening on ${address}:${port} (SERVICE_VERSION=${config.serviceVersion}, ` +
-            `HTTP_NODELAY=${config.noDelay}, HTTP_KEEPALIVE=${config.keepAlive}, ` +
-            `HTTP_KEEPALIVE_TIMEOUT_SECONDS=${config.keepAliveTimeoutSeconds})`,
-        );
+        logger.info(`listening on ${address}:${port} (SERVICE_VERSION=${config.serviceVersion}, HTTP_NODELAY=${config.noDelay}, ` +
+          `HTTP_KEEPALIVE=${config.keepAlive}, HTTP_KEEPALIVE_TIMEOUT_SECONDS=${config.keepAliveTimeoutSeconds})`);
         logger.debug(`configuration ${JSON.stringify(config)}`);
         resolve(port);
       });

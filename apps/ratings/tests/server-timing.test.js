@@ -7,6 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { startService } = require('./helpers/in-process');
 const { request } = require('./helpers/http-client');
+const raw = require('./helpers/raw-http');
 
 const APP_ONLY = /^app;dur=(\d+\.\d{3})$/;
 
@@ -49,6 +50,20 @@ test('an answer written later still carries its whole time (v-delayed)', async (
   const res = await pending;
   assert.equal(res.status, 200);
   assert.ok(appMs(res) >= 50, `app;dur=${appMs(res)} ms for an answer held 50 ms`);
+});
+
+test('the time starts at the request\'s first byte, on a new and on a kept-alive connection', async (t) => {
+  const { port } = await startService(t);
+  const conn = await raw.connect(port);
+  t.after(() => conn.destroy());
+  const text = raw.get('/ratings/0');
+  for (const round of ['new', 'kept-alive']) {
+    conn.socket.write(text.slice(0, 5));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const res = await conn.send(text.slice(5));
+    assert.equal(res.status, 200, round);
+    assert.ok(appMs(res) >= 50, `${round}: app;dur=${appMs(res)} ms for a head cut 50 ms after its first bytes`);
+  }
 });
 
 test('SERVER_TIMING=false sends no header', async (t) => {

@@ -15,9 +15,8 @@ module Details
     end
   end
 
-  # The logger handed to WEBrick. Its info lines (version banner, "start",
-  # "going to shutdown") say nothing an operator needs at the default level,
-  # so they only show with LOG_LEVEL=debug; its warnings and errors stay.
+  # The logger handed to WEBrick. Its info lines (version banner, "start", "going to shutdown") say nothing an
+  # operator needs at the default level, so they only show with LOG_LEVEL=debug; its warnings and errors stay.
   class WebrickLog < Log
     def info(msg)
       debug(msg)

@@ -33,12 +33,12 @@ module Details
     def port = config[:Port]
 
     # keep_alive false: "Connection: close", then close. Server-Timing (also on WEBrick's HTTPStatus answers):
-    # DESIGN.md, "Server-Timing's clock from the request line".
+    # DESIGN.md, "Server-Timing's clock from the first byte".
     def service(req, res)
       res.keep_alive = false unless @keepalive
       super
     ensure
-      res["Server-Timing"] = format("app;dur=%.3f", (Time.now - req.request_time) * 1000) if @server_timing
+      res["Server-Timing"] = format("app;dur=%.3f", (Serving::StrictReader.now - req.began) * 1000) if @server_timing
     end
 
     # The server-wide "OPTIONS *": WEBrick answers 200 with this Allow.

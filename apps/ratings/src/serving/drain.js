@@ -1,8 +1,7 @@
 'use strict';
 
-// The drain on SIGTERM/SIGINT (DESIGN.md, "How each knob is implemented",
-// SHUTDOWN_TIMEOUT_SECONDS); connection: the flag the app reads for each
-// response. Resolves with the exit status: 0, or 1 when the rest was cut.
+// The drain on SIGTERM/SIGINT (DESIGN.md, "How each knob is implemented", SHUTDOWN_TIMEOUT_SECONDS); connection: the
+// flag the app reads for each response. Resolves with the exit status: 0, or 1 when the rest was cut.
 function drain(server, connection, timeoutSeconds, logger) {
   connection.close = true;
   return new Promise((resolve) => {

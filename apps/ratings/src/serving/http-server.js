@@ -43,6 +43,7 @@ function stateOf(socket) {
       ignored: 0, // requests dispatched after the close was decided
       last: null, // the last of them
       firstLine: '', // start of the next request head while it is looked at; null when not
+      began: null, // when the chunk that began the next request was read (hrtime)
       pendingAnswer: null, // a clientError answer waiting for the app's answers before it
       graceTimer: null,
       http09Timer: null,
@@ -104,6 +105,7 @@ function onData(socket, state, chunk) {
     if (state.unanswered > 0 || (state.last !== null && !state.last.complete)) return;
     state.firstLine = '';
   }
+  if (state.firstLine === '') state.began = process.hrtime.bigint();
   // Node's parser skips empty lines before a request line, so does this.
   const text = (state.firstLine + chunk.toString('latin1', 0, FIRST_LINE_MAX)).replace(/^[\r\n]+/, '');
   const lf = text.indexOf('\n');
@@ -190,6 +192,9 @@ function createRequestListener(app, connection) {
     state.requests += 1;
     state.last = req;
     state.firstLine = null;
+    // Server-Timing's start (server-timing.js): the chunk with its first byte read, or (behind another) now.
+    req.began = state.began ?? process.hrtime.bigint();
+    state.began = null;
     // A close is decided: not run, no answer; after a refusal, a client still sending is cut.
     if (state.closing) {
       state.ignored += 1;

@@ -4,9 +4,8 @@ require "fiddle"
 
 module Details
   module Serving
-    # Gives memory back once a flood of connections (a thread each) has gone
-    # (DESIGN.md, "Memory after floods"): a full GC and glibc's malloc_trim(0)
-    # once the thread count has stayed FALL below its high for QUIET seconds.
+    # Gives memory back once a flood of connections (a thread each) has gone (DESIGN.md, "Memory after floods"): a
+    # full GC and glibc's malloc_trim(0) once the thread count has stayed FALL below its high for QUIET seconds.
     class HeapTrim
       FALL = 64
       QUIET = 5

@@ -4,9 +4,8 @@ require_relative "plugged_listener"
 
 module Details
   module Serving
-    # SIGTERM/SIGINT: stop accepting, let WEBrick finish in-flight requests
-    # and drop idle connections (Wire closes after each answer), and exit 1
-    # anyway once SHUTDOWN_TIMEOUT_SECONDS have passed.
+    # SIGTERM/SIGINT: stop accepting, let WEBrick finish in-flight requests and drop idle connections (Wire closes
+    # after each answer), and exit 1 anyway once SHUTDOWN_TIMEOUT_SECONDS have passed.
     class Shutdown
       def initialize(server, timeout:, logger:)
         @server = server
@@ -14,8 +13,7 @@ module Details
         @logger = logger
       end
 
-      # A trap handler may not take locks (the logger's IO may): the work
-      # happens on a thread of its own.
+      # A trap handler may not take locks (the logger's IO may): the work happens on a thread of its own.
       def install(signals = %w[TERM INT])
         signals.each { |sig| Signal.trap(sig) { Thread.new { drain("SIG#{sig}") } unless @started } }
       end
@@ -28,8 +26,7 @@ module Details
         Thread.new do
           sleep @timeout
           @logger.warn("connections still busy after #{@timeout} s; exiting")
-          # exit! at once: exit would first unwind the main thread, which
-          # sits in WEBrick's join of the stuck threads.
+          # exit! at once: exit would first unwind the main thread, which sits in WEBrick's join of the stuck threads.
           Process.exit!(1)
         end
         # WEBrick#start then closes the listeners (PluggedListener), joins every

@@ -111,8 +111,12 @@ module Details
         @details_header_timeout = header_timeout
       end
 
+      # Server-Timing's start (monotonic): WEBrick hands the socket to #parse once a first byte is there.
+      attr_reader :began
+
       # WEBrick calls this with the connection's socket.
       def parse(socket = nil)
+        @began = StrictReader.now
         return super if socket.nil?
 
         @details_reader = StrictReader.new(socket, head_deadline)

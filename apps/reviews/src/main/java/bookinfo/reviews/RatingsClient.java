@@ -1,5 +1,6 @@
 package bookinfo.reviews;
 
+import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,7 +54,8 @@ class RatingsClient {
     /** timing: where the call's wait and ratings' Server-Timing go; null for nowhere. */
     Ratings fetch(int productId, HttpHeaders incoming, ServerTiming.Calls timing) {
         long start = System.nanoTime();
-        long[] answered = {0}; // the wait ends with the answer's head; binding it is our own time
+        long[] wire = RatingsHttpClient.WIRE.get();
+        Arrays.fill(wire, 0);
         String[] reported = {null};
         try {
             return ratings.get()
@@ -61,7 +63,6 @@ class RatingsClient {
                     .headers(outgoing -> propagate(incoming, outgoing))
                     .exchange(
                             (request, answer) -> {
-                                answered[0] = System.nanoTime();
                                 reported[0] = answer.getHeaders().getFirst(ServerTiming.HEADER);
                                 if (answer.getStatusCode().value() != 200) {
                                     log.debug(
@@ -77,8 +78,9 @@ class RatingsClient {
             return Ratings.unavailable(starColor);
         } finally {
             if (timing != null) {
-                long end = answered[0] != 0 ? answered[0] : System.nanoTime();
-                timing.add("ratings", end - start, reported[0]);
+                long sent = wire[0] != 0 ? wire[0] : start;
+                long end = wire[1] != 0 ? wire[1] : System.nanoTime();
+                timing.add("ratings", end - sent, reported[0]);
             }
         }
     }

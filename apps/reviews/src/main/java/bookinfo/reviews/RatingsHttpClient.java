@@ -36,6 +36,17 @@ class RatingsHttpClient {
     /** More than Jetty's 400 request threads, so every request waiting on ratings can hold one. */
     static final int MAX_CONNECTIONS = 1024;
 
+    /**
+     * The ratings wait's stamps on this thread, where classic HttpClient runs it: [0] the first
+     * attempt's protocol stage (before the connection's lease), [1] the answer's head parsed.
+     */
+    static final ThreadLocal<long[]> WIRE = ThreadLocal.withInitial(() -> new long[2]);
+
+    private static void stamp(int which) {
+        long[] wire = WIRE.get();
+        wire[which] = which == 0 && wire[0] != 0 ? wire[0] : System.nanoTime();
+    }
+
     static SocketConfig socketConfig(ReviewsConfig config) {
         return SocketConfig.custom()
                 .setTcpNoDelay(config.httpNoDelay())
@@ -101,6 +112,8 @@ class RatingsHttpClient {
                                 .setResponseTimeout(timeout)
                                 .build())
                 .setConnectionReuseStrategy(reuse(config))
+                .addRequestInterceptorLast((request, entity, context) -> stamp(0))
+                .addResponseInterceptorFirst((response, entity, context) -> stamp(1))
                 .setRetryStrategy(new StaleConnectionRetry())
                 // ratings keeps idle connections 60 s
                 .evictIdleConnections(TimeValue.ofSeconds(30))
