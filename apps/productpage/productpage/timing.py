@@ -1,5 +1,5 @@
 """The W3C Server-Timing header (docs/contract.md, "Server-Timing"): productpage's own time
-(`app`, from the request's first byte to start_response), its wait for
+(`app`, from the request's first byte to its head handed to the server), its wait for
 each backend, and what each backend reported about itself, prefixed with its name."""
 
 import re
@@ -51,16 +51,38 @@ def record(name: str, result: Result) -> None:
 
 
 def timed(wsgi_app):
-    """WSGI middleware, wrapped around every other: the header on every answer."""
+    """WSGI middleware, wrapped around every other: the header on every answer. The server's
+    start_response is called with the first body chunk, as PEP 3333 allows, so that `app` also
+    covers what Flask and the other middlewares do after the application's start_response."""
 
     def timed_app(environ, start_response):
         start = environ.get("productpage.request_began") or time.perf_counter()  # serving/worker.py
         metrics = environ[ENVIRON_KEY] = []
+        head, sent = [], []
 
         def timed_start_response(status, headers, exc_info=None):
-            value = ", ".join([metric("app", time.perf_counter() - start), *metrics])
-            return start_response(status, [*headers, ("Server-Timing", value)], exc_info)
+            head[:] = [status, headers, exc_info]
+            return lambda data: send_head()(data)  # the server's write(), for an app that uses it
 
-        return wsgi_app(environ, timed_start_response)
+        def send_head():
+            if not sent:
+                status, headers, exc_info = head
+                value = ", ".join([metric("app", time.perf_counter() - start), *metrics])
+                sent.append(start_response(status, [*headers, ("Server-Timing", value)], exc_info))
+            return sent[0]
+
+        return _head_with_first_chunk(wsgi_app(environ, timed_start_response), send_head)
 
     return timed_app
+
+
+def _head_with_first_chunk(body, send_head):
+    """The body, the head handed to the server before its first chunk (at its end if it has none)."""
+    try:
+        for chunk in body:
+            send_head()
+            yield chunk
+        send_head()
+    finally:
+        if hasattr(body, "close"):
+            body.close()

@@ -27,7 +27,8 @@ class Reply:
 
 # Whether the current call's connection had served a response before (set by request()).
 _sent_on_reused = contextvars.ContextVar("sent_on_reused", default=False)
-# The current call's time on the wire so far, request() to getresponse(), not the pool's checkout
+# The current call's time on the wire so far, each attempt's first send() (its connect included) to
+# the answer's first byte: not the pool's checkout, nor urllib3's building of the request
 # (DESIGN.md, "Server-Timing's clocks outermost and on the connection").
 _on_wire = contextvars.ContextVar("on_wire", default=0.0)
 
@@ -47,8 +48,12 @@ class RetiringConnection(HTTPConnection):
 
     def request(self, *args, **kwargs):
         _sent_on_reused.set(self.responses > 0)
-        self.sent_at = time.perf_counter()
+        self.sent_at = None
         return super().request(*args, **kwargs)
+
+    def send(self, data):
+        self.sent_at = self.sent_at or time.perf_counter()
+        super().send(data)
 
     def getresponse(self, *args, **kwargs):
         try:

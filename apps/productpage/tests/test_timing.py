@@ -9,9 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import make_app
+from urllib3.connection import HTTPConnection
 
 from fakes import DETAILS, reviews_body
-from productpage.timing import MAX_FORWARDED, forwarded
+from productpage.timing import MAX_FORWARDED, forwarded, timed
 
 METRIC = re.compile(r"([^;,\s]+);dur=([0-9]+\.?[0-9]*)")
 
@@ -83,6 +84,39 @@ def test_parsing_the_answer_is_productpage_own_time(client, backends, monkeypatc
     got = timings(client.get("/api/v1/products/0"))
     assert got["details"] < 500.0
     assert got["app"] >= 500.0
+
+
+def test_building_the_request_is_productpage_own_time(client, backends, monkeypatch):
+    """The wait starts at the request's first send(): a slow build of its head in urllib3 counts
+    in `app`, not in the backend's wait."""
+    backends.details.answer("/details/0", body=DETAILS)
+    putrequest = HTTPConnection.putrequest
+
+    def slow_putrequest(self, *args, **kwargs):
+        time.sleep(0.5)
+        return putrequest(self, *args, **kwargs)
+
+    monkeypatch.setattr(HTTPConnection, "putrequest", slow_putrequest)
+    got = timings(client.get("/api/v1/products/0"))
+    assert got["details"] < 500.0
+    assert got["app"] >= 500.0
+
+
+@pytest.mark.parametrize("body", [[b"x", b"y"], []])
+def test_the_time_covers_what_follows_start_response(body):
+    """The head goes to the server with the first body chunk (at the end of an empty body), once:
+    what the app or a middleware does after its start_response is counted."""
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        time.sleep(0.05)
+        return body
+
+    heads = []
+    chunks = list(timed(app)({}, lambda status, headers, exc_info=None: heads.append(headers)))
+    assert chunks == body
+    assert len(heads) == 1
+    assert float(dict(heads[0])["Server-Timing"].removeprefix("app;dur=")) >= 50.0
 
 
 def test_a_failed_call_still_reports_its_wait(backends):

@@ -142,10 +142,7 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
 
   // Body-parser errors (by `type`), the router's bad percent-encoding 400, and bugs: JSON, not HTML.
   app.use((err, req, res, next) => {
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
+    if (res.headersSent) return next(err);
     if (err.type === 'entity.too.large') {
       sendJson(res, 413, BODY_TOO_LARGE);
     } else if (err.type === 'entity.parse.failed' || err.type === 'entity.verify.failed') {
