@@ -155,8 +155,8 @@ func TestWaterfallPutsALateRatingsOnItsHop(t *testing.T) {
 // The floor table's rows for fortio's echo server at uniform arrival: in a
 // process of its own (the hop floor), and in bookload's process.
 var (
-	processFloorRow   = regexp.MustCompile("^\\| fortio echo in a separate process \\(`bookload echo`\\)[^|]* \\| uniform \\|")
-	inProcessFloorRow = regexp.MustCompile(`^\| floor: fortio echo \(in-process\) \| uniform \|`)
+	processFloorRow   = regexp.MustCompile("^\\| floor \\| fortio echo in a separate process \\(`bookload echo`\\)[^|]* \\| uniform \\|")
+	inProcessFloorRow = regexp.MustCompile(`^\| floor \| floor: fortio echo \(in-process\) \| uniform \|`)
 )
 
 // loopbackFloor reads the p50 of row from BENCHMARKS.md's floor table (what
@@ -172,12 +172,12 @@ func loopbackFloor(path string, row *regexp.Regexp) (float64, error) {
 		if !row.MatchString(sc.Text()) {
 			continue
 		}
-		// | endpoint | arrival | stack | qps | errors | p50 | ...
+		// | part | endpoint | arrival | stack | qps | errors | p50 | ...
 		cells := strings.Split(sc.Text(), "|")
-		if len(cells) < 7 {
+		if len(cells) < 8 {
 			break
 		}
-		return strconv.ParseFloat(strings.TrimSpace(cells[6]), 64)
+		return strconv.ParseFloat(strings.TrimSpace(cells[7]), 64)
 	}
 	return 0, fmt.Errorf("%s: no floor row %q", path, row)
 }
