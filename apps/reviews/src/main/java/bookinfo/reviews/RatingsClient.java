@@ -1,6 +1,5 @@
 package bookinfo.reviews;
 
-import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,8 +53,7 @@ class RatingsClient {
     /** timing: where the call's wait and ratings' Server-Timing go; null for nowhere. */
     Ratings fetch(int productId, HttpHeaders incoming, ServerTiming.Calls timing) {
         long start = System.nanoTime();
-        long[] wire = RatingsHttpClient.WIRE.get();
-        Arrays.fill(wire, 0);
+        long[] wire = RatingsHttpClient.newWait();
         String[] reported = {null};
         try {
             return ratings.get()

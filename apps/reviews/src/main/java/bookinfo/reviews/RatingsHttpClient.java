@@ -3,6 +3,7 @@ package bookinfo.reviews;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketException;
+import java.util.Arrays;
 import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.config.RequestConfig;
@@ -40,11 +41,17 @@ class RatingsHttpClient {
      * The ratings wait's stamps on this thread, where classic HttpClient runs it: [0] the first
      * attempt's protocol stage (before the connection's lease), [1] the answer's head parsed.
      */
-    static final ThreadLocal<long[]> WIRE = ThreadLocal.withInitial(() -> new long[2]);
+    private static final ThreadLocal<long[]> WIRE = ThreadLocal.withInitial(() -> new long[2]);
 
-    private static void stamp(int which) {
+    static long[] newWait() {
         long[] wire = WIRE.get();
-        wire[which] = which == 0 && wire[0] != 0 ? wire[0] : System.nanoTime();
+        Arrays.fill(wire, 0);
+        return wire;
+    }
+
+    private static void sent() {
+        long[] wire = WIRE.get();
+        wire[0] = wire[0] != 0 ? wire[0] : System.nanoTime(); // the first attempt's: retries count
     }
 
     static SocketConfig socketConfig(ReviewsConfig config) {
@@ -112,8 +119,9 @@ class RatingsHttpClient {
                                 .setResponseTimeout(timeout)
                                 .build())
                 .setConnectionReuseStrategy(reuse(config))
-                .addRequestInterceptorLast((request, entity, context) -> stamp(0))
-                .addResponseInterceptorFirst((response, entity, context) -> stamp(1))
+                .addRequestInterceptorLast((request, entity, context) -> sent())
+                .addResponseInterceptorFirst(
+                        (response, entity, context) -> WIRE.get()[1] = System.nanoTime())
                 .setRetryStrategy(new StaleConnectionRetry())
                 // ratings keeps idle connections 60 s
                 .evictIdleConnections(TimeValue.ofSeconds(30))
