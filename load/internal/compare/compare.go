@@ -53,6 +53,10 @@ type Table struct {
 	// how each row's difference and verdict are computed.
 	MarginsMS        Margins `json:"margins_ms"`
 	DifferenceMethod string  `json:"difference_method"`
+	// Sequential is true when a run in the table went on until its verdicts
+	// were decided (--until-decided): its intervals are then confidence
+	// sequences (verdict.go), valid however often the data were looked at.
+	Sequential bool `json:"sequential"`
 	// Waterfalls say where the time went, hop by hop, for each (scenario,
 	// profile) whose answers carried Server-Timing (waterfall.go);
 	// WaterfallMethod says which split they show.
@@ -176,6 +180,12 @@ func Build(runs []*results.Loaded, opts Options) (*Table, error) {
 			}
 			t.reps[k] = append(t.reps[k], r)
 			t.repRuns[k] = append(t.repRuns[k], l.Run.ID)
+		}
+		if sq := l.Run.Sequential; sq != nil {
+			t.Sequential, t.DifferenceMethod = true, SequentialDifferenceMethod
+			for _, p := range slices.Sorted(maps.Keys(sq.Stopped)) {
+				t.Notes = append(t.Notes, fmt.Sprintf("run %s, %s: %s", l.Run.ID, p, sq.Stopped[p]))
+			}
 		}
 		if l.Run.Status != results.StatusComplete {
 			note := fmt.Sprintf("run %s is partial: %d of %d planned repetitions", l.Run.ID, len(l.Run.Done), len(l.Run.Plan))

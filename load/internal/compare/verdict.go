@@ -29,6 +29,12 @@ import (
 //     making (the three claims exclude each other, so a cell gets one
 //     chance), and the interval shown is drawn at the level Holm tested it
 //     at, so it agrees with the verdict.
+//
+// A run made with --until-decided looked at its data after every pair, which
+// a fixed-n interval does not survive. Its tables (Table.Sequential) use an
+// anytime-valid confidence sequence instead (stats.NewSequence), drawn at
+// alpha divided by the family's number of verdicts (Bonferroni, which holds
+// for intervals whenever they are read), and the verdicts are read off it.
 
 // Verdict results.
 const (
@@ -44,6 +50,12 @@ const DifferenceMethod = "mean of paired repetitions (the same repetition of the
 	"of target - baseline, plain latency, Student-t interval; verdicts against --margin from that interval " +
 	"(within: inside ±margin, exceeds: above +margin, faster: below -margin), Holm-corrected over the verdicts of one scenario at family-wise alpha"
 
+// SequentialDifferenceMethod is DifferenceMethod for runs made with
+// --until-decided.
+const SequentialDifferenceMethod = "mean of paired repetitions (the same repetition of the same run, in run order) of target - baseline, plain latency; " +
+	"interval: " + stats.SequenceMethod + "; verdicts against --margin from that interval " +
+	"(within: inside ±margin, exceeds: above +margin, faster: below -margin), Bonferroni over the verdicts of one scenario at family-wise alpha"
+
 // maxRepetitions caps the "repetitions would decide it" estimate.
 const maxRepetitions = 10000
 
@@ -58,6 +70,7 @@ type Difference struct {
 	Confidence float64     `json:"confidence"`
 	Verdict    *Verdict    `json:"verdict,omitempty"` // with a margin for this metric
 	Line       string      `json:"line"`              // the pasteable sentence
+	d          []float64   // the pairs' differences in run order, for the sequential interval
 }
 
 // Verdict is a difference judged against a margin.
@@ -158,7 +171,7 @@ func (t *Table) differences(margins Margins) {
 		}
 	}
 	for _, ds := range family {
-		decide(ds, t.Alpha)
+		t.decide(ds)
 	}
 	for _, c := range cells {
 		r := &t.Rows[c.row]
@@ -175,7 +188,7 @@ func (t *Table) differences(margins Margins) {
 // for it, the Verdict is set up for decide.
 func newDifference(d []float64, margins Margins, metric string) *Difference {
 	p := stats.NewPaired(d)
-	diff := &Difference{Pairs: p.N, MeanMS: p.Mean, SDMS: p.SD}
+	diff := &Difference{Pairs: p.N, MeanMS: p.Mean, SDMS: p.SD, d: d}
 	if margin, ok := margins[metric]; ok {
 		diff.Verdict = &Verdict{MarginMS: margin}
 	}
@@ -186,8 +199,14 @@ func newDifference(d []float64, margins Margins, metric string) *Difference {
 // with a Verdict is given the claim its interval comes closest to making,
 // kept or not by Holm's procedure at family-wise alpha among them; every
 // difference gets its interval, at the level Holm tested it at, else at
-// 1-alpha. Every verdict of bookload goes through here.
-func decide(ds []*Difference, alpha float64) {
+// 1-alpha. A sequential table's go to decideSequential. Every verdict of
+// bookload goes through here.
+func (t *Table) decide(ds []*Difference) {
+	if t.Sequential {
+		decideSequential(ds, t.Alpha)
+		return
+	}
+	alpha := t.Alpha
 	var judged []*Difference
 	var ps []float64
 	var claims []string
@@ -216,6 +235,57 @@ func decide(ds []*Difference, alpha float64) {
 		d.Confidence = 1 - level
 		if lo, hi, ok := paired(*d).Interval(d.Confidence); ok {
 			d.CIMS = &[2]float64{lo, hi}
+		}
+	}
+}
+
+// decideSequential judges a family from anytime-valid confidence sequences,
+// each at alpha over the number of verdicts (alpha for a difference without
+// one): a verdict is the claim its sequence makes, its PValue the smallest
+// level at which the sequence would make the claim it comes closest to.
+func decideSequential(ds []*Difference, alpha float64) {
+	judged := 0
+	for _, d := range ds {
+		if d.Verdict != nil {
+			judged++
+		}
+	}
+	for _, d := range ds {
+		level := alpha
+		if d.Verdict != nil {
+			level = alpha / float64(judged)
+		}
+		s := stats.NewSequence(d.d, level)
+		d.Confidence = 1 - level
+		if s.Bounded() {
+			d.CIMS = &[2]float64{s.Lo, s.Hi}
+		}
+		v := d.Verdict
+		if v == nil {
+			continue
+		}
+		m := v.MarginMS
+		claims := []struct {
+			name  string
+			holds func(stats.Sequence) bool
+		}{
+			{Within, func(s stats.Sequence) bool { return s.Lo > -m && s.Hi < m }},
+			{Exceeds, func(s stats.Sequence) bool { return s.Lo > m }},
+			{Faster, func(s stats.Sequence) bool { return s.Hi < -m }},
+		}
+		v.Result, v.PValue, v.Alpha, v.Family = Inconclusive, 1, level, judged
+		for _, c := range claims {
+			p := stats.SequenceLevel(d.d, c.holds)
+			if p < v.PValue {
+				v.PValue = p
+			}
+			if c.holds(s) {
+				v.Result = c.name
+			}
+		}
+		if v.Result == Inconclusive {
+			p := paired(*d)
+			v.RepetitionsNeeded = p.SequencePairsFor(gapToDecide(p.Mean, m), level, maxRepetitions)
 		}
 	}
 }

@@ -88,7 +88,7 @@ func (t *Table) waterfalls(roots map[string]string, margins Margins) error {
 		}
 	}
 	for _, ds := range family {
-		decide(ds, t.Alpha)
+		t.decide(ds)
 	}
 	// Lines once the verdicts are in.
 	for i := range t.Waterfalls {
@@ -213,7 +213,7 @@ func (t *Table) waterfall(sc, prof, root string, margins Margins, family map[str
 			}
 			if diffs != nil {
 				ws.TotalDifference = newDifference(totals, nil, m)
-				decide([]*Difference{ws.TotalDifference}, t.Alpha)
+				t.decide([]*Difference{ws.TotalDifference})
 				for i := range ws.Segments {
 					d := newDifference(diffs[ws.Segments[i].Key], margins, m)
 					ws.Segments[i].Difference = d

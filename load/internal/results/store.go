@@ -65,6 +65,20 @@ type Run struct {
 	Labels        map[string]string   `json:"labels,omitempty"`
 	Tool          Tool                `json:"tool"`
 	Machine       Machine             `json:"machine"`
+	// Sequential is set when the run went on until its verdicts were decided
+	// (--until-decided): its plan is then the most the budget allows, and
+	// the run is complete when every profile has stopped.
+	Sequential *Sequential `json:"sequential,omitempty"`
+}
+
+// Sequential is how a run made with --until-decided chose its length.
+type Sequential struct {
+	Baseline      string             `json:"baseline"`
+	MarginsMS     map[string]float64 `json:"margins_ms"`
+	BudgetSeconds float64            `json:"budget_seconds"`
+	// Stopped says, per profile, after how many repetitions and why:
+	// decided, or the budget spent with the verdicts still open.
+	Stopped map[string]string `json:"stopped"`
 }
 
 // Slot is one repetition of one profile on one target.
@@ -216,6 +230,20 @@ func repDocument(rep *Rep, native json.RawMessage) ([]byte, error) {
 	}
 	doc["bookload"] = b
 	return json.MarshalIndent(doc, "", "  ")
+}
+
+// Stopped records why a sequential run's profile stopped.
+func (s *Store) Stopped(profile, why string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.run.Sequential == nil {
+		return errors.New("not a sequential run")
+	}
+	if s.run.Sequential.Stopped == nil {
+		s.run.Sequential.Stopped = map[string]string{}
+	}
+	s.run.Sequential.Stopped[profile] = why
+	return s.writeRun()
 }
 
 // Finish records the final status and a note (why it is partial).

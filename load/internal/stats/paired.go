@@ -3,6 +3,8 @@ package stats
 import (
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Paired is the mean of paired differences (repetition i of a target minus
@@ -101,90 +103,18 @@ func (p Paired) PairsFor(gap, alpha float64, limit int) int {
 
 // StudentTCDF is P(T <= t) for Student's t with df degrees of freedom.
 func StudentTCDF(t, df float64) float64 {
-	if math.IsInf(t, 0) {
-		if t > 0 {
-			return 1
-		}
-		return 0
-	}
-	tail := 0.5 * regIncBeta(df/(df+t*t), df/2, 0.5) // P(T > |t|)
-	if t > 0 {
-		return 1 - tail
-	}
-	return tail
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.CDF(t)
 }
 
-// StudentTQuantile is the t with P(T <= t) = q, found by bisection on
-// StudentTCDF (deterministic, to 1e-10).
+// StudentTQuantile is the t with P(T <= t) = q.
 func StudentTQuantile(q, df float64) float64 {
 	switch {
 	case q <= 0:
 		return math.Inf(-1)
 	case q >= 1:
 		return math.Inf(1)
-	case q < 0.5:
-		return -StudentTQuantile(1-q, df)
 	}
-	lo, hi := 0.0, 1.0
-	for StudentTCDF(hi, df) < q {
-		lo, hi = hi, 2*hi
-	}
-	for hi-lo > 1e-10*math.Max(1, hi) {
-		mid := (lo + hi) / 2
-		if StudentTCDF(mid, df) < q {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
-
-// regIncBeta is the regularized incomplete beta function I_x(a, b), from its
-// continued fraction evaluated by Lentz's method; the fraction converges
-// fast for x < (a+1)/(a+b+2), the symmetry I_x(a,b) = 1 - I_{1-x}(b,a)
-// covers the rest.
-func regIncBeta(x, a, b float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= 1:
-		return 1
-	case x > (a+1)/(a+b+2):
-		return 1 - regIncBeta(1-x, b, a)
-	}
-	lga, _ := math.Lgamma(a)
-	lgb, _ := math.Lgamma(b)
-	lgab, _ := math.Lgamma(a + b)
-	front := math.Exp(a*math.Log(x)+b*math.Log(1-x)-(lga+lgb-lgab)) / a
-	// I = front / (1 + d1/(1 + d2/(1 + ...))), with
-	// d(2m+1) = -(a+m)(a+b+m)x / ((a+2m)(a+2m+1)), d(2m) = m(b-m)x / ((a+2m-1)(a+2m)).
-	const tiny = 1e-300
-	f, c, d := 1.0, 1.0, 0.0
-	for j := 1; j <= 400; j++ {
-		m := float64(j / 2)
-		var dj float64
-		if j%2 == 1 {
-			dj = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
-		} else {
-			dj = m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
-		}
-		d = 1 + dj*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		d = 1 / d
-		c = 1 + dj/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		delta := c * d
-		f *= delta
-		if math.Abs(delta-1) < 1e-15 {
-			break
-		}
-	}
-	return front / f
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(q)
 }
 
 // Holm applies Holm's step-down correction to the p-values ps of one family
