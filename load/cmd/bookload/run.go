@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"fortio.org/fortio/fhttp"
 	"fortio.org/log"
@@ -109,6 +110,8 @@ func runCmd(args []string) int {
 	format := fs.String("format", "md", "summary format: "+strings.Join(compare.Formats, ", "))
 	var margins compare.Margins
 	fs.Var(&margins, "margin", marginUsage)
+	decided := fs.Bool("until-decided", false, "repeat rounds of every target until each --margin verdict is decided (an anytime-valid confidence sequence, valid however often it looks), or --budget is spent; --repetitions is then the most rounds per profile (default 200)")
+	budget := fs.Duration("budget", 10*time.Minute, "with --until-decided: the longest the run may take, shared evenly by its profiles")
 	clusterCost := fs.Bool("cluster-cost", false, "sample the cluster's kubelet summary API for each repetition (CPU and peak memory per group, queries per core); needs --cost-namespaces, and --api or a kubectl proxy (--kubeconfig, --context)")
 	costNamespaces := fs.String("cost-namespaces", "", "with --cluster-cost: comma-separated `NAMESPACES` whose pods are the apps")
 	costInterval := fs.Duration("cost-interval", 0, "with --cluster-cost: time between samples inside a window (default 5s)")
@@ -118,7 +121,7 @@ func runCmd(args []string) int {
 	engineName := fs.String("engine", registry.Auto, registry.FlagHelp())
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine %s] [--out DIR] [--repetitions N] [--label k=v]...\n", strings.Join(registry.Names(), "|"))
-		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--format md|csv|json|bench|waterfall-csv]")
+		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--until-decided [--budget 10m]] [--format md|csv|json|bench|waterfall-csv]")
 		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--prometheus URL]] [--mesh NAME=NAMESPACE[:MODE]]...")
 		fmt.Fprintln(fs.Output(), "                    [--api URL | --kubeconfig F --context C] (with --cluster-cost or --mesh)")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
@@ -197,6 +200,19 @@ func runCmd(args []string) int {
 		targets = append(targets, t)
 	}
 
+	var until runner.Until
+	var sequential *results.Sequential
+	if !*decided && flagGiven(fs, "budget") {
+		fmt.Fprintln(os.Stderr, "bookload run: --budget goes with --until-decided")
+		return 2
+	}
+	if *decided {
+		if until, sequential, err = untilDecided(*baseline, margins, targets, *budget); err != nil {
+			fmt.Fprintln(os.Stderr, "bookload run:", err)
+			return 2
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// After the first Ctrl-C, a second one kills at once.
@@ -233,7 +249,7 @@ func runCmd(args []string) int {
 	}
 	res, err := runner.Run(ctx, runner.Config{
 		Scenario: s, Targets: targets, Repetitions: *reps, Out: *out, Labels: labels, Progress: progress,
-		EngineFor: engineFor,
+		EngineFor: engineFor, Until: until, Budget: *budget, Sequential: sequential,
 	})
 	if res == nil {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)

@@ -200,8 +200,12 @@ func (t *Table) mdDifferences(b *strings.Builder, rows []Row) {
 	if len(with) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "Paired difference vs **%s** (latency from send, ms): mean over repetition pairs of target − baseline [%.0f%% Student-t interval; with a verdict, at its Holm-corrected level].\n\n",
-		t.Baseline, 100*(1-t.Alpha))
+	interval, corrected := "Student-t interval", "Holm-corrected"
+	if t.Sequential {
+		interval, corrected = "anytime-valid confidence sequence (the run repeated until decided)", "Bonferroni-corrected"
+	}
+	fmt.Fprintf(b, "Paired difference vs **%s** (latency from send, ms): mean over repetition pairs of target − baseline [%.0f%% %s; with a verdict, at its %s level].\n\n",
+		t.Baseline, 100*(1-t.Alpha), interval, corrected)
 	b.WriteString("| profile | target | pairs |")
 	sep := "|---|---|--:|"
 	for _, m := range Metrics {
@@ -220,8 +224,8 @@ func (t *Table) mdDifferences(b *strings.Builder, rows []Row) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "Verdicts against the margins (%s), Holm-corrected over the %d verdicts of this table at family-wise α = %g:\n\n",
-		strings.ReplaceAll(t.MarginsMS.String(), ",", ", "), family, t.Alpha)
+	fmt.Fprintf(b, "Verdicts against the margins (%s), %s over the %d verdicts of this table at family-wise α = %g:\n\n",
+		strings.ReplaceAll(t.MarginsMS.String(), ",", ", "), corrected, family, t.Alpha)
 	for _, l := range lines {
 		fmt.Fprintf(b, "- %s\n", l)
 	}

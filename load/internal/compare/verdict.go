@@ -388,3 +388,26 @@ func (t *Table) line(r Row, metric string, d Difference) string {
 	}
 	return s + fmt.Sprintf(" (about %d repetitions would decide it)", v.RepetitionsNeeded)
 }
+
+// Undecided lists the whole-request verdicts of a profile that are still
+// inconclusive, one line each (what --until-decided waits for); decided is
+// true when the profile has verdicts and none of them is open.
+func (t *Table) Undecided(profile string) (decided bool, open []string) {
+	judged := 0
+	for _, r := range t.Rows {
+		if r.Profile != profile {
+			continue
+		}
+		for _, m := range Metrics {
+			d, ok := r.Difference[m]
+			if !ok || d.Verdict == nil {
+				continue
+			}
+			judged++
+			if d.Verdict.Result == Inconclusive {
+				open = append(open, d.Line)
+			}
+		}
+	}
+	return judged > 0 && len(open) == 0, open
+}

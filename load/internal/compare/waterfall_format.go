@@ -115,7 +115,11 @@ func (t *Table) mdWaterfalls(b *strings.Builder, sc string) {
 		}
 		b.WriteString("\n")
 		if len(lines)+within > 0 {
-			fmt.Fprintf(b, "Hops and services against the margin of their percentile, Holm-corrected over the part verdicts of this scenario: %d within", within)
+			corrected := "Holm-corrected"
+			if t.Sequential {
+				corrected = "Bonferroni-corrected confidence sequences"
+			}
+			fmt.Fprintf(b, "Hops and services against the margin of their percentile, %s over the part verdicts of this scenario: %d within", corrected, within)
 			if len(lines) > 0 {
 				b.WriteString("; the others:\n\n")
 				for _, l := range lines {

@@ -183,7 +183,7 @@ func waterfallTable(w compare.Waterfall) htmlWaterfall {
 		c := htmlCell{Text: compare.DiffCell(*d), Title: fmt.Sprintf("%.2f%% interval of the mean of %d paired differences (SD %s ms)", 100*d.Confidence, d.Pairs, compare.FormatMS(d.SDMS))}
 		if v := d.Verdict; v != nil {
 			c.Class = "verdict-" + v.Result
-			c.Title += fmt.Sprintf("; margin %g ms, p = %.4f, tested at Holm's %.4f of %d part verdicts", v.MarginMS, v.PValue, v.Alpha, v.Family)
+			c.Title += fmt.Sprintf("; margin %g ms, p = %.4f, tested at level %.4f among %d part verdicts", v.MarginMS, v.PValue, v.Alpha, v.Family)
 		}
 		return c
 	}

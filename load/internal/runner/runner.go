@@ -33,6 +33,15 @@ type Config struct {
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer
 	Now      func() time.Time
+	// Until, when set, makes the run sequential (--until-decided): after
+	// each round of a profile, a profile whose verdicts Until calls decided
+	// stops; so does one whose next round would not fit its share of Budget
+	// (the budget split evenly over the profiles, what one leaves passing to
+	// the next), or that reached Repetitions (then a cap, DefaultCap if 0).
+	// Sequential is recorded in run.json with why each profile stopped.
+	Until      Until
+	Budget     time.Duration
+	Sequential *results.Sequential
 }
 
 // Outcome is what a run produced.
@@ -48,6 +57,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	reps := cfg.Repetitions
 	if reps <= 0 {
 		reps = s.Repetitions
+		if cfg.Until != nil {
+			reps = DefaultCap
+		}
+	}
+	if cfg.Until != nil && (cfg.Budget <= 0 || cfg.Sequential == nil) {
+		return nil, errors.New("a sequential run needs a budget and its record")
 	}
 	if len(cfg.Targets) == 0 {
 		return nil, errors.New("no targets")
@@ -85,7 +100,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	tool, machine := results.CurrentTool(), results.CurrentMachine()
 	store, err := results.Create(cfg.Out, results.Run{
 		Scenario: s, Targets: cfg.Targets, Engines: engineNames, Repetitions: reps,
-		Plan: plan, Labels: cfg.Labels, Tool: tool, Machine: machine,
+		Plan: plan, Labels: cfg.Labels, Tool: tool, Machine: machine, Sequential: cfg.Sequential,
 	}, cfg.Now)
 	if err != nil {
 		return nil, err
@@ -98,8 +113,35 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return out(), err
 	}
 
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	var seq *sequential
+	if cfg.Until != nil {
+		seq = &sequential{budget: cfg.Budget, profiles: len(s.Profiles)}
+	}
+	stopped := "" // the profile a sequential run has stopped
 	prog := &progress{w: cfg.Progress}
 	for i, st := range steps {
+		if st.Profile.Name == stopped {
+			continue
+		}
+		begins, ends := roundEdges(steps, i)
+		if seq != nil {
+			if i == 0 || steps[i-1].Profile.Name != st.Profile.Name {
+				seq.startProfile(now())
+			}
+			guess := time.Duration(len(cfg.Targets)) * st.Profile.Duration.Std()
+			if !st.Warmup && begins && !seq.fits(now(), guess) {
+				stopped = st.Profile.Name
+				if err := store.Stopped(stopped, seq.why("budget spent", st.Repetition-1, now())); err != nil {
+					return stopPartial("failed to save", err)
+				}
+				seq.endProfile(now())
+				continue
+			}
+		}
 		where := fmt.Sprintf("%s %s rep %d", st.Target.Name, st.Profile.Name, st.Repetition)
 		if st.Warmup {
 			where = fmt.Sprintf("%s %s warmup", st.Target.Name, st.Profile.Name)
@@ -130,6 +172,29 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if _, err := store.Add(rep, res.Native); err != nil {
 			return stopPartial("failed to save "+where, err)
 		}
+		if seq == nil || !ends {
+			continue
+		}
+		seq.endRound(now())
+		decided, open, err := cfg.Until(store.Dir(), st.Profile.Name)
+		if err != nil {
+			return stopPartial("failed to judge "+where, err)
+		}
+		seq.open = open
+		reason := "decided"
+		switch {
+		case decided:
+			seq.open = nil
+		case st.Repetition == reps:
+			reason = "the cap reached"
+		default:
+			continue
+		}
+		stopped = st.Profile.Name
+		if err := store.Stopped(stopped, seq.why(reason, st.Repetition, now())); err != nil {
+			return stopPartial("failed to save", err)
+		}
+		seq.endProfile(now())
 	}
 	if err := store.Finish(results.StatusComplete, ""); err != nil {
 		return out(), err

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/loadtarget"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/runner"
+)
+
+// untilDecided is --until-decided: the runner's stop rule, which judges the
+// run directory as `bookload compare` would after each round, and the record
+// run.json keeps of it (which makes compare use the sequential intervals).
+func untilDecided(baseline string, margins compare.Margins, targets []loadtarget.Target, budget time.Duration) (runner.Until, *results.Sequential, error) {
+	switch {
+	case len(margins) == 0:
+		return nil, nil, errors.New("--until-decided needs --margin METRIC=DURATION: the verdicts it waits for")
+	case len(targets) < 2:
+		return nil, nil, errors.New("--until-decided needs two targets or more: a baseline and what it is compared with")
+	case budget <= 0:
+		return nil, nil, fmt.Errorf("--budget %v: must be above zero", budget)
+	}
+	if baseline == "" {
+		baseline = targets[0].Name
+	}
+	if !slices.ContainsFunc(targets, func(t loadtarget.Target) bool { return t.Name == baseline }) {
+		return nil, nil, fmt.Errorf("--baseline %s: not one of the targets", baseline)
+	}
+	until := func(dir, profile string) (bool, []string, error) {
+		l, err := results.Open(dir)
+		if err != nil {
+			return false, nil, err
+		}
+		t, err := compare.Build([]*results.Loaded{l}, compare.Options{Baseline: baseline, Margins: margins})
+		if err != nil {
+			return false, nil, err
+		}
+		decided, open := t.Undecided(profile)
+		return decided, open, nil
+	}
+	return until, &results.Sequential{Baseline: baseline, MarginsMS: margins, BudgetSeconds: budget.Seconds()}, nil
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
