@@ -31,19 +31,7 @@ func untilDecided(baseline string, margins compare.Margins, targets []loadtarget
 	if !slices.ContainsFunc(targets, func(t loadtarget.Target) bool { return t.Name == baseline }) {
 		return nil, nil, fmt.Errorf("--baseline %s: not one of the targets", baseline)
 	}
-	until := func(dir, profile string) (bool, []string, error) {
-		l, err := results.Open(dir)
-		if err != nil {
-			return false, nil, err
-		}
-		t, err := compare.Build([]*results.Loaded{l}, compare.Options{Baseline: baseline, Margins: margins})
-		if err != nil {
-			return false, nil, err
-		}
-		decided, open := t.Undecided(profile)
-		return decided, open, nil
-	}
-	return until, &results.Sequential{Baseline: baseline, MarginsMS: margins, BudgetSeconds: budget.Seconds()}, nil
+	return compare.UntilDecided(baseline, margins), &results.Sequential{Baseline: baseline, MarginsMS: margins, BudgetSeconds: budget.Seconds()}, nil
 }
 
 // flagGiven reports whether the flag name was set on the command line.

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	commands["demo"] = command{summary: "tuned vs legacy local stacks side by side: run short scenarios, print the tables", run: demoCmd}
+	commands["demo"] = command{summary: "tuned vs legacy local stacks side by side: short scenarios repeated until decided, the answer on one screen, the tables in a report", run: demoCmd}
 }
 
 func demoCmd(args []string) int {
@@ -26,6 +26,8 @@ func demoCmd(args []string) int {
 	scenarios := fs.String("scenarios", "demo-details,demo-page", "comma-separated scenario names to run")
 	fs.StringVar(&cfg.Warmup, "warmup", "demo-warmup", "`SCENARIO` run on each stack before measuring, not recorded (\"\" for none)")
 	fs.Var(&cfg.Margins, "margin", "`METRIC=DURATION` the verdicts judge the difference against, as in compare (repeatable; default p50=1ms and p99=1ms)")
+	fs.DurationVar(&cfg.Budget, "budget", demo.DefaultBudget, "the longest the measuring may take, shared by the scenarios: each repeats until its verdicts are decided or its share is spent")
+	decide := fs.String("decide", "p50", "comma-separated `METRICS` whose verdicts each scenario waits for (each needs a --margin)")
 	fs.StringVar(&cfg.ScenarioDir, "scenario-dir", "scenarios", "`DIR` holding the scenario files")
 	fs.StringVar(&cfg.Out, "out", "results", "`DIR` under which run directories are made")
 	if err := fs.Parse(args); err != nil {
@@ -35,6 +37,7 @@ func demoCmd(args []string) int {
 		return 2
 	}
 	cfg.Scenarios = strings.Split(*scenarios, ",")
+	cfg.Decide = strings.Split(*decide, ",")
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "bookload demo:", err)
 		return 2
@@ -47,8 +50,7 @@ func demoCmd(args []string) int {
 	out, err := demo.Run(ctx, cfg)
 	if out != nil && len(out.Dirs) > 0 {
 		margins := strings.ReplaceAll(cfg.Margins.String(), ",", " --margin ")
-		fmt.Fprintf(os.Stderr, "\nresults kept in: %s\nagain later: bookload compare %s --baseline legacy --margin %s\n", strings.Join(out.Dirs, " "), strings.Join(out.Dirs, " "), margins)
-		fmt.Fprintf(os.Stderr, "        or: bookload report %s --baseline legacy --margin %s -o report.html --png charts/\n", strings.Join(out.Dirs, " "), margins)
+		fmt.Fprintf(os.Stderr, "the runs again: bookload compare %s --baseline legacy --margin %s\n", strings.Join(out.Dirs, " "), margins)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bookload demo:", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/results"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/stats"
 )
 
@@ -390,15 +391,19 @@ func (t *Table) line(r Row, metric string, d Difference) string {
 }
 
 // Undecided lists the whole-request verdicts of a profile that are still
-// inconclusive, one line each (what --until-decided waits for); decided is
-// true when the profile has verdicts and none of them is open.
-func (t *Table) Undecided(profile string) (decided bool, open []string) {
+// inconclusive, one line each (what --until-decided waits for), among the
+// given metrics (all when none); decided is true when the profile has such
+// verdicts and none of them is open.
+func (t *Table) Undecided(profile string, metrics ...string) (decided bool, open []string) {
+	if len(metrics) == 0 {
+		metrics = Metrics
+	}
 	judged := 0
 	for _, r := range t.Rows {
 		if r.Profile != profile {
 			continue
 		}
-		for _, m := range Metrics {
+		for _, m := range metrics {
 			d, ok := r.Difference[m]
 			if !ok || d.Verdict == nil {
 				continue
@@ -410,4 +415,22 @@ func (t *Table) Undecided(profile string) (decided bool, open []string) {
 		}
 	}
 	return judged > 0 && len(open) == 0, open
+}
+
+// UntilDecided is the stop rule of a run that repeats until decided (the
+// runner's Until): after each round it reads the run directory as `bookload
+// compare` would and asks Undecided of the profile, for the given metrics.
+func UntilDecided(baseline string, margins Margins, metrics ...string) func(dir, profile string) (bool, []string, error) {
+	return func(dir, profile string) (bool, []string, error) {
+		l, err := results.Open(dir)
+		if err != nil {
+			return false, nil, err
+		}
+		t, err := Build([]*results.Loaded{l}, Options{Baseline: baseline, Margins: margins})
+		if err != nil {
+			return false, nil, err
+		}
+		decided, open := t.Undecided(profile, metrics...)
+		return decided, open, nil
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/engine"
@@ -33,7 +35,13 @@ type Config struct {
 	ScenarioDir string
 	// Margins are the verdicts' margins (compare --margin); Validate sets
 	// DefaultMargins when none are given.
-	Margins        compare.Margins
+	Margins compare.Margins
+	// Each scenario repeats until the verdicts of Decide (metrics with a
+	// margin; default p50) are decided or its share of Budget (split evenly
+	// over the scenarios, what one leaves passing to the next) is spent, as
+	// `bookload run --until-decided` does.
+	Budget         time.Duration
+	Decide         []string
 	Out            string    // results directory
 	Stdout, Stderr io.Writer // tables; progress and messages
 	Progress       io.Writer // live progress line, nil for none
@@ -93,18 +101,26 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out := &Outcome{}
 	var tables []*compare.Table
 	var limits [][]string
-	for _, s := range scs {
+	var stops []string
+	spent := time.Duration(0)
+	for i, s := range scs {
+		share := (cfg.Budget - spent) / time.Duration(len(scs)-i)
+		began := time.Now()
 		targets, err := targetsOf(stacks, s.Service)
 		if err != nil {
 			return out, err
 		}
-		fmt.Fprintf(cfg.Stderr, "running %s (%s) against legacy and tuned ...\n", s.Name, s.Description)
+		fmt.Fprintf(cfg.Stderr, "running %s against legacy and tuned until its %s verdict is decided (at most %s) ...\n",
+			s.Name, strings.Join(cfg.Decide, " and "), share.Round(time.Second))
 		before := meter.read()
 		res, err := runner.Run(ctx, runner.Config{
 			Scenario: s, Targets: targets, Out: cfg.Out, Progress: cfg.Progress,
 			Labels: map[string]string{"demo": "true"},
+			Until:  compare.UntilDecided("legacy", cfg.Margins, cfg.Decide...), Budget: share,
+			Sequential: &results.Sequential{Baseline: "legacy", MarginsMS: cfg.Margins, BudgetSeconds: share.Seconds()},
 		})
 		use := meter.read().since(before)
+		spent += time.Since(began)
 		if res != nil {
 			out.Dirs = append(out.Dirs, res.Dir)
 		}
@@ -119,11 +135,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if err != nil {
 			return out, err
 		}
-		fmt.Fprintf(cfg.Stdout, "\n## %s: %s\n\nresults: %s\n\n", s.Name, s.Description, res.Dir)
-		if err := t.Write(cfg.Stdout, "md"); err != nil {
-			return out, err
-		}
 		tables = append(tables, t)
+		stop := ""
+		if sq := loaded.Run.Sequential; sq != nil {
+			for _, p := range s.Profiles {
+				stop, _, _ = strings.Cut(sq.Stopped[p.Name], "; still open")
+			}
+		}
+		stops = append(stops, stop)
 		var missed []string
 		for _, r := range t.Rows {
 			p, _ := s.Profile(r.Profile)
@@ -133,13 +152,13 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 		limits = append(limits, missed)
 	}
-	fmt.Fprintf(cfg.Stdout, "\n%s", Summary(scs, tables, limits))
+	fmt.Fprintf(cfg.Stdout, "\n%s", Summary(scs, tables, limits, stops))
 	path, err := writeReport(cfg.Out, out.Dirs, cfg.Margins)
 	if err != nil {
 		return out, fmt.Errorf("report: %w", err)
 	}
 	out.Report = path
-	fmt.Fprintf(cfg.Stdout, "\nreport (plots, tables, run metadata; opens offline): %s\n", path)
+	fmt.Fprintf(cfg.Stdout, "\nThe tables (every percentile, both latencies, the hops), plots and run metadata: %s\n", path)
 	return out, nil
 }
 
@@ -224,6 +243,20 @@ func (c *Config) Validate() error {
 	if len(c.Margins) == 0 {
 		c.Margins = DefaultMargins()
 	}
+	if c.Budget == 0 {
+		c.Budget = DefaultBudget
+	}
+	if c.Budget < 0 {
+		return fmt.Errorf("budget %v: must be above zero", c.Budget)
+	}
+	if len(c.Decide) == 0 {
+		c.Decide = []string{"p50"}
+	}
+	for _, m := range c.Decide {
+		if _, ok := c.Margins[m]; !ok {
+			return fmt.Errorf("decide on %s: it has no margin (margins: %s)", m, c.Margins.String())
+		}
+	}
 	return nil
 }
 
@@ -231,6 +264,11 @@ func (c *Config) Validate() error {
 // median and at p99, about the mesh costs the published tables show, so a
 // difference the demo calls "within" is one a mesh comparison could ignore.
 func DefaultMargins() compare.Margins { return compare.Margins{"p50": 1, "p99": 1} }
+
+// DefaultBudget is the measuring time the demo may take, split over its
+// scenarios: with the stacks' start and warm-up, the demo ends within 6
+// minutes.
+const DefaultBudget = 4 * time.Minute
 
 func abs(x int) int {
 	if x < 0 {

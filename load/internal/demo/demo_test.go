@@ -47,7 +47,20 @@ func TestSummary(t *testing.T) {
 		}),
 	}
 	limits := [][]string{nil, {"demo-page legacy reached 97.3 of 100 RPS: the CPUs were taken"}}
-	got := Summary(scs, tables, limits)
+	stops := []string{"decided after 6 repetitions, 41s of its 2m0s budget share", "budget spent after 9 repetitions, 3m10s of its 3m19s budget share"}
+	got := Summary(scs, tables, limits, stops)
+	if lines := strings.Count(got, "\n"); lines > 25 {
+		t.Errorf("the summary of two scenarios takes %d lines; the demo's answer must fit one screen:\n%s", lines, got)
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if !strings.HasPrefix(l, "- ") && len([]rune(l)) > width {
+			t.Errorf("a paragraph line wider than %d columns: %q", width, l)
+		}
+	}
+	if !strings.Contains(got, "demo-details (details): decided after 6 repetitions, 41s of its 2m0s budget share:") {
+		t.Errorf("summary does not say how the details run stopped:\n%s", got)
+	}
+	got = strings.Join(strings.Fields(got), " ") // the paragraphs are wrapped
 	for _, want := range []string{
 		"- tuned vs legacy, demo-details: p99 -38.2 ms [-41.3, -35.0], faster by more than 1 ms",
 		"Significant: tuned is faster at p99, by up to 38.2 ms. The cause is details' TCP_NODELAY",
@@ -63,7 +76,7 @@ func TestSummary(t *testing.T) {
 	if strings.Contains(got, "avg") {
 		t.Errorf("a metric without a margin got a statement:\n%s", got)
 	}
-	if got := Summary(scs[:1], []*compare.Table{{}}, [][]string{nil}); !strings.HasPrefix(got, "No comparison could be made") {
+	if got := Summary(scs[:1], []*compare.Table{{}}, [][]string{nil}, nil); !strings.HasPrefix(got, "No comparison could be made") {
 		t.Errorf("a table without both targets must not claim a result: %s", got)
 	}
 }
@@ -101,8 +114,12 @@ func TestConfigRejectsOverlappingStacks(t *testing.T) {
 		t.Errorf("overlapping port bases: %v", err)
 	}
 	c = Config{TunedBase: 9080, LegacyBase: 9180}
-	if err := c.Validate(); err != nil || c.Out != "results" || c.Margins["p99"] != 1 {
+	if err := c.Validate(); err != nil || c.Out != "results" || c.Margins["p99"] != 1 || c.Budget != DefaultBudget || c.Decide[0] != "p50" {
 		t.Errorf("valid config: %v %+v", err, c)
+	}
+	c = Config{TunedBase: 9080, LegacyBase: 9180, Margins: compare.Margins{"p99": 1}}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "decide on p50: it has no margin") {
+		t.Errorf("deciding on a metric without a margin: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/scenario"
@@ -18,14 +19,17 @@ var whatDiffers = map[string]string{
 		"and for each call to details, reviews and ratings",
 }
 
-// Summary states what the run shows, one paragraph per scenario: for each
-// metric given a margin, the paired difference tuned - legacy with its
+// Summary states what the run shows, one short block per scenario: how
+// many repetitions it took to decide (stops, from run.json), for each
+// metric given a margin the paired difference tuned - legacy with its
 // interval and compare's verdict, then what that means in plain words,
 // including when it is noise and why, and what limited any row that missed
-// its rate.
-func Summary(scs []*scenario.Scenario, tables []*compare.Table, limits [][]string) string {
+// its rate. Paragraphs are wrapped for a terminal: the demo's answer fits
+// one screen, and the report holds the tables.
+func Summary(scs []*scenario.Scenario, tables []*compare.Table, limits [][]string, stops []string) string {
 	var b strings.Builder
-	b.WriteString("What this run shows (tuned - legacy: mean of the paired repetitions' differences, interval and verdict as `bookload compare --margin` gives them):\n")
+	b.WriteString("What this run shows (tuned - legacy: mean of the paired repetitions' differences, its interval\n" +
+		"and verdict as `bookload compare --margin` gives them; each scenario repeated until decided):\n")
 	found := false
 	for i, t := range tables {
 		s := scs[i]
@@ -39,22 +43,54 @@ func Summary(scs []*scenario.Scenario, tables []*compare.Table, limits [][]strin
 			continue
 		}
 		found = true
-		fmt.Fprintf(&b, "\n%s (%s):\n", s.Name, s.Description)
+		fmt.Fprintf(&b, "\n%s (%s)", s.Name, s.Description)
+		if i < len(stops) && stops[i] != "" {
+			fmt.Fprintf(&b, ": %s", stops[i])
+		}
+		b.WriteString(":\n")
 		for _, m := range compare.Metrics {
 			if d, ok := tuned.Difference[m]; ok && d.Verdict != nil {
 				fmt.Fprintf(&b, "- %s\n", d.Line)
 			}
 		}
-		fmt.Fprintf(&b, "%s\n", meaning(s.Service, tuned))
+		para := meaning(s.Service, tuned)
 		for _, l := range limits[i] {
-			fmt.Fprintf(&b, "Rate not held: %s.\n", l)
+			para += fmt.Sprintf(" Rate not held: %s.", l)
 		}
 		if len(limits[i]) > 0 {
-			b.WriteString("A row that missed its rate measured a lower load than asked, and whatever held it back is in its latencies and their spread too.\n")
+			para += " A row that missed its rate measured a lower load than asked, and whatever held it back is in its latencies and their spread too."
 		}
+		b.WriteString(wrap(para, width))
 	}
 	if !found {
 		return "No comparison could be made: no scenario has both a legacy and a tuned row."
+	}
+	return b.String()
+}
+
+// width is where Summary wraps its paragraphs.
+const width = 100
+
+// wrap breaks text into lines of at most w columns at spaces, each ending
+// in a newline.
+func wrap(text string, w int) string {
+	var b strings.Builder
+	line := 0
+	for _, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		if line > 0 && line+1+n > w {
+			b.WriteString("\n")
+			line = 0
+		}
+		if line > 0 {
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	if line > 0 {
+		b.WriteString("\n")
 	}
 	return b.String()
 }
@@ -102,7 +138,7 @@ func meaning(service string, r *compare.Row) string {
 	}
 	for _, m := range open {
 		d := r.Difference[m]
-		why := fmt.Sprintf("the %d repetition pairs differ from each other by %s ms (standard deviation), too much to place the difference on either side of the %s ms margin",
+		why := fmt.Sprintf("the %d repetition pairs differ from each other by %s ms (standard deviation), too much to place the difference on either side of the %s ms margin in the time given",
 			d.Pairs, compare.FormatMS(d.SDMS), formatMargin(d.Verdict.MarginMS))
 		out = append(out, fmt.Sprintf("Noise at %s: this run cannot tell whether %s matters there (%s).", m, firstClause(cause), why))
 	}
