@@ -69,6 +69,10 @@ type Run struct {
 	// (--until-decided): its plan is then the most the budget allows, and
 	// the run is complete when every profile has stopped.
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// Interleave is how the targets shared each repetition: "alternate"
+	// (absent in runs before it) or "concurrent", each target at its share
+	// of the profile's rate and connections.
+	Interleave string `json:"interleave,omitempty"`
 }
 
 // Sequential is how a run made with --until-decided chose its length.
