@@ -60,3 +60,48 @@ func TestEchoUsageErrors(t *testing.T) {
 		t.Errorf("bad address: exit %d, want 1", code)
 	}
 }
+
+// TestDelayProxy passes requests to an upstream after its delay and, when
+// stopped, prints how many it held and for how long.
+func TestDelayProxy(t *testing.T) {
+	up := okServer(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	answered := make(chan string, 1)
+	go func() {
+		defer func() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			resp, err := http.Get("http://" + addr + "/details/0")
+			if err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				answered <- string(body)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		answered <- "(no answer)"
+	}()
+	stdout, code := capture(t, func() int {
+		return runDelayProxy([]string{"--listen", addr, "--to", up.URL, "--delay", "200us"})
+	})
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if got := <-answered; got != `{"id":0}` {
+		t.Errorf("answer %q", got)
+	}
+	if !strings.HasPrefix(stdout, "listening on http://"+addr+"\nheld 1 requests, mean ") {
+		t.Errorf("stdout %q", stdout)
+	}
+	for _, args := range [][]string{{"--delay", "1ms"}, {"--to", "ftp://x", "--delay", "1ms"}, {"--to", up.URL, "--delay", "2s"}, {"--to", up.URL, "x"}} {
+		if _, code := capture(t, func() int { return runDelayProxy(args) }); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
