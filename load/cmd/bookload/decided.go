@@ -16,10 +16,10 @@ import (
 // untilDecided is --until-decided: the runner's stop rule, which judges the
 // run directory as `bookload compare` would after each round, and the record
 // run.json keeps of it (which makes compare use the sequential intervals).
-func untilDecided(baseline string, margins compare.Margins, targets []loadtarget.Target, budget time.Duration) (runner.Until, *results.Sequential, error) {
+func untilDecided(baseline string, margins, precision compare.Margins, targets []loadtarget.Target, budget time.Duration) (runner.Until, *results.Sequential, error) {
 	switch {
-	case len(margins) == 0:
-		return nil, nil, errors.New("--until-decided needs --margin METRIC=DURATION: the verdicts it waits for")
+	case len(margins) == 0 && len(precision) == 0:
+		return nil, nil, errors.New("--until-decided needs --margin METRIC=DURATION (the verdicts it waits for) or --precision METRIC=DURATION (the interval it narrows)")
 	case len(targets) < 2:
 		return nil, nil, errors.New("--until-decided needs two targets or more: a baseline and what it is compared with")
 	case budget <= 0:
@@ -31,7 +31,8 @@ func untilDecided(baseline string, margins compare.Margins, targets []loadtarget
 	if !slices.ContainsFunc(targets, func(t loadtarget.Target) bool { return t.Name == baseline }) {
 		return nil, nil, fmt.Errorf("--baseline %s: not one of the targets", baseline)
 	}
-	return compare.UntilDecided(baseline, margins), &results.Sequential{Baseline: baseline, MarginsMS: margins, BudgetSeconds: budget.Seconds()}, nil
+	rule := compare.StopRule{Baseline: baseline, Margins: margins, Precision: precision}
+	return rule.Until(), &results.Sequential{Baseline: baseline, MarginsMS: margins, PrecisionMS: precision, BudgetSeconds: budget.Seconds()}, nil
 }
 
 // flagGiven reports whether the flag name was set on the command line.

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -91,5 +92,38 @@ func TestSequentialFamily(t *testing.T) {
 	}
 	if ds[4].Confidence != 0.95 || ds[4].CIMS == nil {
 		t.Errorf("a difference without a margin: %+v", *ds[4])
+	}
+}
+
+// The stop rule waits for the verdicts it is asked for and for intervals
+// as narrow as asked.
+func TestStopRuleOpen(t *testing.T) {
+	d := []float64{0.31, 0.29, 0.30, 0.33, 0.27, 0.30, 0.32, 0.28}
+	row := func(diffs ...*Difference) Row {
+		r := Row{Profile: "p", Target: "b", Difference: map[string]Difference{}}
+		for i, x := range diffs {
+			decideSequential([]*Difference{x}, 0.05)
+			x.Line = Metrics[i+1] + " line"
+			r.Difference[Metrics[i+1]] = *x
+		}
+		return r
+	}
+	tbl := &Table{Rows: []Row{{Profile: "p", Target: "a", Baseline: true},
+		row(newDifference(d, Margins{"p50": 0.1}, "p50"), newDifference([]float64{0, 1, -1, 2, -2, 0}, Margins{"p75": 0.1}, "p75"))}}
+	for _, c := range []struct {
+		rule StopRule
+		done bool
+		open string
+	}{
+		{StopRule{Decide: []string{"p50"}}, true, ""},
+		{StopRule{}, false, "p75 line"},
+		{StopRule{Decide: []string{"p50"}, Precision: Margins{"p50": 0.05}}, true, ""},
+		{StopRule{Decide: []string{"p50"}, Precision: Margins{"p50": 0.01}}, false, "p50 line (wanted within ±0.01 ms)"},
+		{StopRule{Decide: []string{"p99"}}, false, ""}, // nothing to judge: not done
+	} {
+		done, open := c.rule.Open(tbl, "p")
+		if done != c.done || strings.Join(open, "; ") != c.open {
+			t.Errorf("%+v: done %v, open %q", c.rule, done, open)
+		}
 	}
 }

@@ -390,47 +390,65 @@ func (t *Table) line(r Row, metric string, d Difference) string {
 	return s + fmt.Sprintf(" (about %d repetitions would decide it)", v.RepetitionsNeeded)
 }
 
-// Undecided lists the whole-request verdicts of a profile that are still
-// inconclusive, one line each (what --until-decided waits for), among the
-// given metrics (all when none); decided is true when the profile has such
-// verdicts and none of them is open.
-func (t *Table) Undecided(profile string, metrics ...string) (decided bool, open []string) {
+// StopRule is when a run that repeats until decided stops a profile: every
+// whole-request verdict of the Decide metrics (all with a margin, when
+// none are named) is decided, and every difference of a Precision metric has
+// an interval no wider than ± its value.
+type StopRule struct {
+	Baseline  string
+	Margins   Margins
+	Decide    []string
+	Precision Margins
+}
+
+// Open lists what keeps a profile of t from stopping under the rule, one
+// line each; done is true when nothing does and the profile has something
+// to judge.
+func (rule StopRule) Open(t *Table, profile string) (done bool, open []string) {
+	metrics := rule.Decide
 	if len(metrics) == 0 {
 		metrics = Metrics
 	}
 	judged := 0
 	for _, r := range t.Rows {
-		if r.Profile != profile {
+		if r.Profile != profile || r.Baseline {
 			continue
 		}
-		for _, m := range metrics {
+		for _, m := range Metrics {
 			d, ok := r.Difference[m]
-			if !ok || d.Verdict == nil {
+			if !ok {
 				continue
 			}
-			judged++
-			if d.Verdict.Result == Inconclusive {
-				open = append(open, d.Line)
+			if d.Verdict != nil && slices.Contains(metrics, m) {
+				judged++
+				if d.Verdict.Result == Inconclusive {
+					open = append(open, d.Line)
+				}
+			}
+			if w, ok := rule.Precision[m]; ok {
+				judged++
+				if d.CIMS == nil || (d.CIMS[1]-d.CIMS[0])/2 > w {
+					open = append(open, fmt.Sprintf("%s (wanted within ±%s ms)", d.Line, formatMargin(w)))
+				}
 			}
 		}
 	}
 	return judged > 0 && len(open) == 0, open
 }
 
-// UntilDecided is the stop rule of a run that repeats until decided (the
-// runner's Until): after each round it reads the run directory as `bookload
-// compare` would and asks Undecided of the profile, for the given metrics.
-func UntilDecided(baseline string, margins Margins, metrics ...string) func(dir, profile string) (bool, []string, error) {
+// Until is the rule as the runner's Until: after each round it reads the
+// run directory as `bookload compare` would and asks Open of the profile.
+func (rule StopRule) Until() func(dir, profile string) (bool, []string, error) {
 	return func(dir, profile string) (bool, []string, error) {
 		l, err := results.Open(dir)
 		if err != nil {
 			return false, nil, err
 		}
-		t, err := Build([]*results.Loaded{l}, Options{Baseline: baseline, Margins: margins})
+		t, err := Build([]*results.Loaded{l}, Options{Baseline: rule.Baseline, Margins: rule.Margins})
 		if err != nil {
 			return false, nil, err
 		}
-		decided, open := t.Undecided(profile, metrics...)
-		return decided, open, nil
+		done, open := rule.Open(t, profile)
+		return done, open, nil
 	}
 }

@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		res, err := runner.Run(ctx, runner.Config{
 			Scenario: s, Targets: targets, Out: cfg.Out, Progress: cfg.Progress,
 			Labels: map[string]string{"demo": "true"},
-			Until:  compare.UntilDecided("legacy", cfg.Margins, cfg.Decide...), Budget: share,
+			Until:  compare.StopRule{Baseline: "legacy", Margins: cfg.Margins, Decide: cfg.Decide}.Until(), Budget: share,
 			Sequential: &results.Sequential{Baseline: "legacy", MarginsMS: cfg.Margins, BudgetSeconds: share.Seconds()},
 		})
 		use := meter.read().since(before)

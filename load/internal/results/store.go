@@ -79,6 +79,9 @@ type Run struct {
 type Sequential struct {
 	Baseline      string             `json:"baseline"`
 	MarginsMS     map[string]float64 `json:"margins_ms"`
+	// PrecisionMS is, per metric, the half-width every difference's
+	// interval had to reach (--precision); absent when none was asked.
+	PrecisionMS   map[string]float64 `json:"precision_ms,omitempty"`
 	BudgetSeconds float64            `json:"budget_seconds"`
 	// Stopped says, per profile, after how many repetitions and why:
 	// decided, or the budget spent with the verdicts still open.
