@@ -155,6 +155,7 @@ type Outcome struct {
 	Soak              *Soak               // nil when skipped
 	Scenarios         map[string]*Measure // scenario part -> its run (scenariopart.go)
 	Hostile           *HostileSoak        // the hostile soak (hostilesoak.go), nil when not run
+	KnownShift        *KnownShift         // the known answer on the page (knownshift.go), nil when not run
 }
 
 // Run runs the plan's parts (cfg.Only's, with what they need); the stacks

@@ -91,6 +91,11 @@ func init() {
 		// its memory must come back (hostilesoak.go).
 		"hostile-soak": {fields: hostileFields, required: hostileFields, targets: hostileTargets,
 			stacks: true, needs: none, measure: measureHostile, judge: judgeHostile, parse: parseHostile, section: hostileSection},
+		// The known answer on the full page: two delay proxies a set time
+		// apart, loaded at once until pinned (knownshift.go).
+		"known-shift": {fields: knownShiftFields, required: knownShiftRequired, load: []string{"qps", "connections", "duration"},
+			targets: knownShiftTargets, stacks: true, needs: none,
+			measure: measureKnownShift, judge: judgeKnownShift, parse: parseKnownShift, section: knownShiftSection},
 		"memory": {targets: []string{"total_rss_mb"}, stacks: true, needs: none, measure: measureMemory, judge: judgeMemory},
 	}
 }

@@ -38,7 +38,7 @@ func TestShippedPlan(t *testing.T) {
 	if r := p.Routes(); len(r) != 4 || r[3].Service != "productpage" || r[3].Rate != 500 || r[3].Upstream != 2 {
 		t.Errorf("framework routes %+v", r)
 	}
-	if len(p.Targets.Order) != 16 {
+	if len(p.Targets.Order) != 17 {
 		t.Errorf("targets %v", p.Targets.Order)
 	}
 }
