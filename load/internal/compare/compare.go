@@ -116,6 +116,9 @@ type Row struct {
 	// Throughput is the Gbit/s moved and CPU per Gbit/s (package
 	// throughput), for rows that move bulk bodies; absent otherwise.
 	Throughput *throughput.Summary `json:"throughput,omitempty"`
+	// ProxyTraversals is how many times a request passed a mesh proxy
+	// (traversals.go); 0 without a data-path proof or Server-Timing.
+	ProxyTraversals float64 `json:"proxy_traversals,omitempty"`
 }
 
 // Delta is one metric's change against the baseline.
@@ -348,6 +351,7 @@ func (t *Table) row(sc, profile, tg string, reps []results.Rep) Row {
 	row.QPS = stats.Median(qps)
 	row.ClusterCost = clustercost.Summarize(reps, t.Confidence)
 	row.Throughput = throughput.Summarize(reps, t.Confidence)
+	row.ProxyTraversals = proxyTraversals(reps)
 	row.CIConfidence = 1
 	for _, m := range Metrics {
 		s := stats.Summarize(column(reps, plainOf, m), t.Confidence)

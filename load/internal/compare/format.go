@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bookinfo-bench/bookinfo-bench/load/internal/clustercost"
 )
 
 // Formats are the output formats of Write.
@@ -344,38 +343,6 @@ func mdCostTable(b *strings.Builder, rows []Row) {
 	}
 	b.WriteString("\n")
 	mdMeshCostTable(b, with)
-}
-
-// mdMeshCostTable prints the mesh's cost by component per 1000 requests per
-// second served, beside Istio's published figure where there is one.
-func mdMeshCostTable(b *strings.Builder, rows []Row) {
-	head := false
-	for _, r := range rows {
-		for _, g := range clustercost.MeshComponents {
-			c, ok := r.ClusterCost.Components[g]
-			if !ok {
-				continue
-			}
-			if !head {
-				b.WriteString("Mesh cost by component: vCPU per 1000 requests/s served (1000 x CPU-seconds / requests with a 2xx) and peak memory, median [interval]; Istio's published figure (1 KB payloads) and the measured/published ratio:\n\n")
-				b.WriteString("| profile | target | component | vCPU per 1000 RPS | published | ratio | peak MiB | published MiB |\n")
-				b.WriteString("|---|---|---|--:|--:|--:|--:|--:|\n")
-				head = true
-			}
-			pubCPU, pubMiB, ratio := "", "", ""
-			if p, ok := clustercost.Published[g]; ok {
-				pubCPU, pubMiB = strconv.FormatFloat(p.VCPU, 'f', 2, 64), strconv.FormatFloat(p.MiB, 'f', 0, 64)
-				if c.VCPUPer1000RPS != nil {
-					ratio = strconv.FormatFloat(c.VCPUPer1000RPS.Median/p.VCPU, 'f', 1, 64) + "x"
-				}
-			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Profile, r.Target, g,
-				c.VCPUPer1000RPS.Format(3), pubCPU, ratio, c.PeakMiB.Format(0), pubMiB)
-		}
-	}
-	if head {
-		b.WriteString("\n")
-	}
 }
 
 // mdThroughputTable prints the rows' throughput, when any moved bulk

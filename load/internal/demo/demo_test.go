@@ -57,7 +57,7 @@ func TestSummary(t *testing.T) {
 			t.Errorf("a paragraph line wider than %d columns: %q", width, l)
 		}
 	}
-	if !strings.Contains(got, "demo-details (details): decided after 6 repetitions, 41s of its 2m0s budget share:") {
+	if !strings.Contains(got, "demo-details, decided after 6 repetitions, 41s of its 2m0s budget share:") {
 		t.Errorf("summary does not say how the details run stopped:\n%s", got)
 	}
 	got = strings.Join(strings.Fields(got), " ") // the paragraphs are wrapped
@@ -66,7 +66,7 @@ func TestSummary(t *testing.T) {
 		"Significant: tuned is faster at p99, by up to 38.2 ms. The cause is details' TCP_NODELAY",
 		"At p50 the two profiles are the same within 1 ms: details' TCP_NODELAY costs less than that here.",
 		"- p99 line (about 40 repetitions would decide it)",
-		"Noise at p99: this run cannot tell whether keep-alive in productpage matters there (the 5 repetition pairs differ from each other by 6.50 ms",
+		"Noise at p99: in the time given this run cannot tell whether keep-alive in productpage matters there (its 5 repetition pairs differ from each other by 6.50 ms",
 		"Rate not held: demo-page legacy reached 97.3 of 100 RPS: the CPUs were taken.",
 	} {
 		if !strings.Contains(got, want) {

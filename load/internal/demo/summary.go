@@ -43,9 +43,9 @@ func Summary(scs []*scenario.Scenario, tables []*compare.Table, limits [][]strin
 			continue
 		}
 		found = true
-		fmt.Fprintf(&b, "\n%s (%s)", s.Name, s.Description)
+		fmt.Fprintf(&b, "\n%s", s.Name)
 		if i < len(stops) && stops[i] != "" {
-			fmt.Fprintf(&b, ": %s", stops[i])
+			fmt.Fprintf(&b, ", %s", stops[i])
 		}
 		b.WriteString(":\n")
 		for _, m := range compare.Metrics {
@@ -136,11 +136,15 @@ func meaning(service string, r *compare.Row) string {
 		out = append(out, fmt.Sprintf("Tuned is slower at %s by more than the margin, which its settings should not cause: read the rate warnings and rerun on a quiet machine.",
 			strings.Join(slower, " and ")))
 	}
-	for _, m := range open {
-		d := r.Difference[m]
-		why := fmt.Sprintf("the %d repetition pairs differ from each other by %s ms (standard deviation), too much to place the difference on either side of the %s ms margin in the time given",
-			d.Pairs, compare.FormatMS(d.SDMS), formatMargin(d.Verdict.MarginMS))
-		out = append(out, fmt.Sprintf("Noise at %s: this run cannot tell whether %s matters there (%s).", m, firstClause(cause), why))
+	if len(open) > 0 {
+		var sds []string
+		for _, m := range open {
+			sds = append(sds, compare.FormatMS(r.Difference[m].SDMS))
+		}
+		d := r.Difference[open[0]]
+		out = append(out, fmt.Sprintf("Noise at %s: in the time given this run cannot tell whether %s matters there "+
+			"(its %d repetition pairs differ from each other by %s ms (standard deviation), too much to place the difference on either side of the %s ms margin).",
+			strings.Join(open, " and "), firstClause(cause), d.Pairs, strings.Join(sds, " and "), formatMargin(d.Verdict.MarginMS)))
 	}
 	return strings.Join(out, " ")
 }
