@@ -8,7 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
 )
 
 // Formats are the output formats of Write.
@@ -86,6 +85,7 @@ func (t *Table) markdown(w io.Writer) error {
 	if len(t.Warnings) > 0 {
 		b.WriteString("\n")
 	}
+	t.mdAnswer(&b)
 	var scenarios []string
 	for _, r := range t.Rows {
 		if len(scenarios) == 0 || scenarios[len(scenarios)-1] != r.Scenario {

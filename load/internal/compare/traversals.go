@@ -57,16 +57,6 @@ const TraversalMethod = "per traversal: (the component's vCPU per 1000 requests/
 // beside Istio's published figure per proxy.
 func mdMeshCostTable(b *strings.Builder, rows []Row) {
 	head := false
-	background := func(r Row, g string) *clustercost.Stat {
-		for _, o := range rows {
-			if o.Baseline && o.Scenario == r.Scenario && o.Profile == r.Profile {
-				if c, ok := o.ClusterCost.Components[g]; ok {
-					return c.VCPUPer1000RPS
-				}
-			}
-		}
-		return nil
-	}
 	for _, r := range rows {
 		for _, g := range clustercost.MeshComponents {
 			c, ok := r.ClusterCost.Components[g]
@@ -81,15 +71,12 @@ func mdMeshCostTable(b *strings.Builder, rows []Row) {
 				head = true
 			}
 			bg, trav, perTrav, pubCPU, pubMiB, ratio := "", "", "", "", "", ""
-			var per float64
-			if c.VCPUPer1000RPS != nil && r.ProxyTraversals > 0 && !r.Baseline {
-				base := 0.0
-				if s := background(r, g); s != nil {
-					base = s.Median
-					bg = strconv.FormatFloat(base, 'f', 3, 64)
-				}
-				per = (c.VCPUPer1000RPS.Median - base) / r.ProxyTraversals
+			per, base, ok := perTraversal(rows, r, g)
+			if ok {
 				trav, perTrav = strconv.FormatFloat(r.ProxyTraversals, 'f', 1, 64), strconv.FormatFloat(per, 'f', 3, 64)
+				if base != nil {
+					bg = strconv.FormatFloat(base.Median, 'f', 3, 64)
+				}
 			}
 			if p, ok := clustercost.Published[g]; ok {
 				pubCPU, pubMiB = strconv.FormatFloat(p.VCPU, 'f', 2, 64), strconv.FormatFloat(p.MiB, 'f', 0, 64)
@@ -104,4 +91,26 @@ func mdMeshCostTable(b *strings.Builder, rows []Row) {
 	if head {
 		b.WriteString("\n")
 	}
+}
+
+// perTraversal is component g's vCPU per 1000 requests/s per proxy
+// traversal of row r, less the background (rows' baseline, returned too
+// when there is one); ok is false without a cost or a traversal count.
+func perTraversal(rows []Row, r Row, g string) (per float64, background *clustercost.Stat, ok bool) {
+	if r.ClusterCost == nil || r.Baseline || r.ProxyTraversals <= 0 {
+		return 0, nil, false
+	}
+	c, has := r.ClusterCost.Components[g]
+	if !has || c.VCPUPer1000RPS == nil {
+		return 0, nil, false
+	}
+	base := 0.0
+	for _, o := range rows {
+		if o.Baseline && o.Scenario == r.Scenario && o.Profile == r.Profile && o.ClusterCost != nil {
+			if bc, has := o.ClusterCost.Components[g]; has && bc.VCPUPer1000RPS != nil {
+				background, base = bc.VCPUPer1000RPS, bc.VCPUPer1000RPS.Median
+			}
+		}
+	}
+	return (c.VCPUPer1000RPS.Median - base) / r.ProxyTraversals, background, true
 }

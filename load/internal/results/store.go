@@ -77,8 +77,8 @@ type Run struct {
 
 // Sequential is how a run made with --until-decided chose its length.
 type Sequential struct {
-	Baseline      string             `json:"baseline"`
-	MarginsMS     map[string]float64 `json:"margins_ms"`
+	Baseline  string             `json:"baseline"`
+	MarginsMS map[string]float64 `json:"margins_ms"`
 	// PrecisionMS is, per metric, the half-width every difference's
 	// interval had to reach (--precision); absent when none was asked.
 	PrecisionMS   map[string]float64 `json:"precision_ms,omitempty"`
