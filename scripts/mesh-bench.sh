@@ -15,7 +15,7 @@
 #             section goes to DIR/section.md, BENCHMARKS.md is left as it is
 #   --out DIR results directory (default: results/mesh-bench-<UTC time>)
 # What it runs: the details row (details-100rps-10c, the published
-# classic-details row), istio/tools' echo at 1000 QPS over 16 connections
+# classic-details row, repeated until its p50 verdicts are decided), istio/tools' echo at 1000 QPS over 16 connections
 # and one connection's bulk throughput (scenarios/README.md), the
 # app-behaviour x mesh matrix (matrix-details: details with TCP_NODELAY on and
 # off in each mode, components/details-nagle; its interaction lines say
@@ -97,7 +97,11 @@ bash scripts/mesh-compare.sh "$warm" --no-apply --out "$tmp/warm" >/dev/null 2>&
 namespaces=bookinfo-no-mesh,bookinfo-ambient,bookinfo-sidecar
 costs=(--cluster-cost --cost-namespaces "$namespaces" --kubeconfig "$KUBECONFIG")
 reps=4 dur=10s
-[ -z "$quick" ] || { reps=3 dur=4s; }
+# The details row and the page's first rung repeat until their p50 verdicts
+# are decided (an anytime-valid confidence sequence), within a budget each.
+decided_budget=6m
+[ -z "$quick" ] || { reps=3 dur=4s decided_budget=1m; }
+seq=()
 
 # scenario NAME SERVICE PATH PROFILE QPS CONNS [FIELD...]: one row's scenario
 # file (FIELD: more scenario lines, e.g. "payload: 1024").
@@ -113,7 +117,7 @@ scenario() {
 run() {
   local log dir
   log=$tmp/$(basename "$1" .yaml).log
-  bash scripts/mesh-compare.sh "$1" --no-apply "${@:2}" "${MARGINS[@]}" --out "$out" -- "${costs[@]}" >"$log" 2>&1 ||
+  bash scripts/mesh-compare.sh "$1" --no-apply "${@:2}" "${MARGINS[@]}" --out "$out" -- "${costs[@]}" ${seq[@]+"${seq[@]}"} >"$log" 2>&1 ||
     { tail -30 "$log" >&2; die "scripts/mesh-compare.sh $1 failed (the runs so far are in $out)"; }
   dir=$(sed -n 's/^results: \(.*\) ([a-z]*, [0-9]* of [0-9]* repetitions)$/\1/p' "$log" | head -n 1)
   [ -f "$dir/comparison.md" ] || die "no comparison.md for $1 (log: $log)"
@@ -130,8 +134,10 @@ print(int(min(100 * r["qps"] / r["target_qps"] for r in rows if r.get("target_qp
 
 dirs=()
 if row details; then
-  say "details, 100 RPS over 10 connections"
+  say "details, 100 RPS over 10 connections, until its p50 verdicts are decided (at most $decided_budget)"
+  seq=(--until-decided --decide p50 --budget "$decided_budget")
   dirs+=("$(run "$(scenario mesh-details-100rps-10c details /details/0 100rps-10c 100 10)")")
+  seq=()
 fi
 # The published experiments that fit the node (scenarios/README.md): the
 # middle point of istio/tools' echo benchmark, and one connection's bulk
@@ -163,7 +169,13 @@ row page || rungs=()
 for rung in ${rungs[@]+"${rungs[@]}"}; do
   read -r qps conns <<<"$rung"
   say "the full page, $qps RPS over $conns connections"
+  seq=()
+  if [ "$qps" = 100 ]; then
+    say "(the first rung until its p50 verdicts are decided, at most $decided_budget)"
+    seq=(--until-decided --decide p50 --budget "$decided_budget")
+  fi
   d=$(run "$(scenario "mesh-page-${qps}rps-${conns}c" productpage /productpage "${qps}rps-${conns}c" "$qps" "$conns")")
+  seq=()
   dirs+=("$d")
   c=$(carried "$d")
   if [ "$c" -lt 90 ]; then
@@ -186,7 +198,7 @@ section=$tmp/section.md
   echo "- **Mesh**: $(head -1 "$mesh_dir/BUILD-INFO"); ambient profile (istiod, istio-cni, ztunnel), sidecars on upstream Envoy ($(sed -n 's/^envoy: //p' "$mesh_dir/BUILD-INFO" | cut -c1-80)); telemetry off (see README, \"With Istio\")."
   echo "- **Variants**: \`overlays/no-mesh\`, \`overlays/ambient\`, \`overlays/sidecar\` with \`components/bookload-agent\` (the load client in each namespace, through the mesh of its namespace) and \`components/details-nagle\` (a second details with TCP_NODELAY off, for the matrix row); each variant's data path checked by \`scripts/mesh-compare.sh\` before its load and proven for every repetition by bookload from the mesh's counters (\`--mesh\`: ztunnel's connections, the load client's sidecar's upstream requests, no mesh counter for no mesh); a repetition not proven is marked INVALID and left out of every interval and verdict, and each run's JSON keeps the mesh's fingerprint and the proof."
   echo "- **Matrix**: the matrix row's targets are MODE.SETTING, each mode's details-v1 (nodelay) and details-nagle (nagle, the classic Nagle + delayed-ACK stall) loaded by the mode's own agent; an interaction line is (nagle - nodelay under the mode) - (the same without a mesh), per repetition, with its interval: a mode that changes what the knob does shows there."
-  echo "- **Method**: $reps interleaved repetitions of $dur per row (the matrix row: its scenario's, 6 of 10 s) after a 3 s warm-up per target (the variants alternate), after 30 s of the full page per variant unrecorded; verdicts: paired differences vs no mesh with Student-t intervals, Holm-corrected, margins p50 0.2 ms and p99 1 ms, each verdict line with the mesh's vCPU per 1000 RPS per component beside it."
+  echo "- **Method**: $reps interleaved repetitions of $dur per row (the matrix row: its scenario's, 6 of 10 s; the details row and the page's first rung: rounds of $dur until their p50 verdicts are decided, at most $decided_budget each, with anytime-valid confidence sequences, Bonferroni-corrected) after a 3 s warm-up per target (the variants alternate), after 30 s of the full page per variant unrecorded; verdicts: paired differences vs no mesh with Student-t intervals, Holm-corrected, margins p50 0.2 ms and p99 1 ms, each verdict line with the mesh's vCPU per 1000 RPS per component beside it, and per proxy traversal in the cost table."
   echo "- **Cost**: kubelet summary API sampled every 5 s in each repetition's window; vCPU per 1000 RPS = 1000 x CPU-seconds / requests served, set beside Istio's published figures (1 KB payloads, a dedicated load client node): here the client and the apps share the node, so the ratio is what this node shows, not a like-for-like."
   echo "- **Reading the cost rows**: the three variants run side by side and each row counts every mesh component on the node, so the no-mesh row is the background (the other namespaces' idle sidecars, ztunnel and istiod); a mode's own cost is its row minus that one. A request crosses two proxies in each mesh mode (the client's and the server's, sidecars or the one ztunnel on both ends), where Istio's figures are per proxy."
   echo "- **Runs**: \`$out\` (\`bin/bookload compare $out/<run>\` re-reads any)"

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bookinfo-bench/bookinfo-bench/load/internal/compare"
@@ -16,7 +17,17 @@ import (
 // untilDecided is --until-decided: the runner's stop rule, which judges the
 // run directory as `bookload compare` would after each round, and the record
 // run.json keeps of it (which makes compare use the sequential intervals).
-func untilDecided(baseline string, margins, precision compare.Margins, targets []loadtarget.Target, budget time.Duration) (runner.Until, *results.Sequential, error) {
+func untilDecided(baseline string, margins, precision compare.Margins, decide string, targets []loadtarget.Target, budget time.Duration) (runner.Until, *results.Sequential, error) {
+	var metrics []string
+	for _, m := range strings.Split(decide, ",") {
+		if m = strings.TrimSpace(m); m == "" {
+			continue
+		}
+		if _, ok := margins[m]; !ok {
+			return nil, nil, fmt.Errorf("--decide %s: it has no --margin", m)
+		}
+		metrics = append(metrics, m)
+	}
 	switch {
 	case len(margins) == 0 && len(precision) == 0:
 		return nil, nil, errors.New("--until-decided needs --margin METRIC=DURATION (the verdicts it waits for) or --precision METRIC=DURATION (the interval it narrows)")
@@ -31,7 +42,7 @@ func untilDecided(baseline string, margins, precision compare.Margins, targets [
 	if !slices.ContainsFunc(targets, func(t loadtarget.Target) bool { return t.Name == baseline }) {
 		return nil, nil, fmt.Errorf("--baseline %s: not one of the targets", baseline)
 	}
-	rule := compare.StopRule{Baseline: baseline, Margins: margins, Precision: precision}
+	rule := compare.StopRule{Baseline: baseline, Margins: margins, Decide: metrics, Precision: precision}
 	return rule.Until(), &results.Sequential{Baseline: baseline, MarginsMS: margins, PrecisionMS: precision, BudgetSeconds: budget.Seconds()}, nil
 }
 

@@ -112,6 +112,7 @@ func runCmd(args []string) int {
 	var margins compare.Margins
 	fs.Var(&margins, "margin", marginUsage)
 	decided := fs.Bool("until-decided", false, "repeat rounds of every target until each --margin verdict is decided (an anytime-valid confidence sequence, valid however often it looks), or --budget is spent; --repetitions is then the most rounds per profile (default 200)")
+	decide := fs.String("decide", "", "with --until-decided, comma-separated `METRICS` whose verdicts it waits for (default: every metric with a --margin)")
 	var precision compare.Margins
 	fs.Var(&precision, "precision", "with --until-decided, `METRIC=DURATION`, repeatable: also wait until every difference of METRIC has an interval no wider than ± DURATION")
 	budget := fs.Duration("budget", 10*time.Minute, "with --until-decided: the longest the run may take, shared evenly by its profiles")
@@ -125,7 +126,7 @@ func runCmd(args []string) int {
 	engineName := fs.String("engine", registry.Auto, registry.FlagHelp())
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine %s] [--out DIR] [--repetitions N] [--label k=v]...\n", strings.Join(registry.Names(), "|"))
-		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--until-decided [--budget 10m] [--precision p50=0.1ms]] [--interleave alternate|concurrent] [--format md|csv|json|bench|waterfall-csv]")
+		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--until-decided [--budget 10m] [--decide p50] [--precision p50=0.1ms]] [--interleave alternate|concurrent] [--format md|csv|json|bench|waterfall-csv]")
 		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--prometheus URL]] [--mesh NAME=NAMESPACE[:MODE]]...")
 		fmt.Fprintln(fs.Output(), "                    [--api URL | --kubeconfig F --context C] (with --cluster-cost or --mesh)")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
@@ -216,12 +217,12 @@ func runCmd(args []string) int {
 		fmt.Fprintln(os.Stderr, "bookload run: --interleave concurrent does not go with --cluster-cost or --mesh (their per-repetition windows would overlap)")
 		return 2
 	}
-	if !*decided && (flagGiven(fs, "budget") || len(precision) > 0) {
-		fmt.Fprintln(os.Stderr, "bookload run: --budget and --precision go with --until-decided")
+	if !*decided && (flagGiven(fs, "budget") || len(precision) > 0 || *decide != "") {
+		fmt.Fprintln(os.Stderr, "bookload run: --budget, --precision and --decide go with --until-decided")
 		return 2
 	}
 	if *decided {
-		if until, sequential, err = untilDecided(*baseline, margins, precision, targets, *budget); err != nil {
+		if until, sequential, err = untilDecided(*baseline, margins, precision, *decide, targets, *budget); err != nil {
 			fmt.Fprintln(os.Stderr, "bookload run:", err)
 			return 2
 		}
