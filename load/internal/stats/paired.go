@@ -87,6 +87,12 @@ func (p Paired) PBelow(c float64) float64 {
 // as observed. 0 when no number would (gap <= 0, or fewer than 2 pairs to
 // estimate the spread); limit when even that many would not do.
 func (p Paired) PairsFor(gap, alpha float64, limit int) int {
+	return p.pairsFor(gap, limit, func(n int) float64 { return StudentTQuantile(1-alpha/2, float64(n-1)) })
+}
+
+// pairsFor is the smallest n whose half-width radius(n)·SD/√n is below gap
+// (see PairsFor).
+func (p Paired) pairsFor(gap float64, limit int, radius func(n int) float64) int {
 	if gap <= 0 || p.N < 2 {
 		return 0
 	}
@@ -94,7 +100,7 @@ func (p Paired) PairsFor(gap, alpha float64, limit int) int {
 		return max(p.N, 2)
 	}
 	for n := 2; n < limit; n++ {
-		if p.halfWidth(n, alpha) < gap {
+		if radius(n)*p.SD/math.Sqrt(float64(n)) < gap {
 			return n
 		}
 	}

@@ -134,16 +134,9 @@ func SequenceLevel(d []float64, holds func(Sequence) bool) float64 {
 // could be told (gap <= 0, fewer than 2 pairs), limit when even that many
 // would not do.
 func (p Paired) SequencePairsFor(gap, alpha float64, limit int) int {
-	if gap <= 0 || p.N < 2 {
-		return 0
+	n := p.pairsFor(gap, limit, func(n int) float64 { return RadiusFor(n, alpha) })
+	if n > 0 && n < limit {
+		return max(n, p.N+1) // the pairs so far did not: at least one more
 	}
-	if p.SD == 0 {
-		return max(p.N, 2)
-	}
-	for n := 2; n < limit; n++ {
-		if RadiusFor(n, alpha)*p.SD/math.Sqrt(float64(n)) < gap {
-			return max(n, p.N+1)
-		}
-	}
-	return limit
+	return n
 }
