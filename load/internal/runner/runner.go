@@ -145,6 +145,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 				seq.startProfile(now())
 			}
 			guess := time.Duration(len(cfg.Targets)) * st.Profile.Duration.Std()
+			if cfg.Interleave == Concurrent {
+				guess = st.Profile.Duration.Std()
+			}
 			if !st.Warmup && begins && !seq.fits(now(), guess) {
 				stopped = st.Profile.Name
 				if err := store.Stopped(stopped, seq.why("budget spent", st.Repetition-1, now())); err != nil {
