@@ -57,8 +57,8 @@ func TestRunUntilDecidedUsage(t *testing.T) {
 		{sc, "--target", "a=" + a.URL, "--until-decided", "--margin", "p50=1ms"},                                              // one target
 		{sc, "--target", "a=" + a.URL, "--target", "b=" + b.URL, "--until-decided", "--margin", "p50=1ms", "--budget", "0s"},  // no budget
 		{sc, "--target", "a=" + a.URL, "--target", "b=" + b.URL, "--budget", "1m"},                                            // budget alone
-		{sc, "--target", "a=" + a.URL, "--target", "b=" + b.URL, "--interleave", "sideways"},                                  // no such interleave
 		{sc, "--target", "a=" + a.URL, "--target", "b=" + b.URL, "--until-decided", "--margin", "p50=1ms", "--decide", "p99"}, // p99 has no margin
+		{sc, "--target", "a=" + a.URL, "--target", "b=" + b.URL, "--until-decided", "--part-precision", "client=0.1ms"},       // not a part key
 	} {
 		if _, code := capture(t, func() int { return runCmd(append(args, "--out", dir)) }); code != 2 {
 			t.Errorf("run %v: exit %d, want 2", args[1:], code)

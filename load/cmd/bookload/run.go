@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -113,10 +112,11 @@ func runCmd(args []string) int {
 	fs.Var(&margins, "margin", marginUsage)
 	decided := fs.Bool("until-decided", false, "repeat rounds of every target until each --margin verdict is decided (an anytime-valid confidence sequence, valid however often it looks), or --budget is spent; --repetitions is then the most rounds per profile (default 200)")
 	decide := fs.String("decide", "", "with --until-decided, comma-separated `METRICS` whose verdicts it waits for (default: every metric with a --margin)")
+	parts := partPrecision{}
+	fs.Var(parts, "part-precision", "with --until-decided, `PART=DURATION`, repeatable: also wait until the p50 difference of a waterfall part (hop:client, hop:details, server:reviews, ...) has an interval no wider than ± DURATION")
 	var precision compare.Margins
 	fs.Var(&precision, "precision", "with --until-decided, `METRIC=DURATION`, repeatable: also wait until every difference of METRIC has an interval no wider than ± DURATION")
 	budget := fs.Duration("budget", 10*time.Minute, "with --until-decided: the longest the run may take, shared evenly by its profiles")
-	interleave := fs.String("interleave", runner.Alternate, "how the targets share a repetition: alternate (one after the other, rotated) or concurrent (all at once, each at its share of the rate and connections: the machine's state is then shared by each pair)")
 	clusterCost := fs.Bool("cluster-cost", false, "sample the cluster's kubelet summary API for each repetition (CPU and peak memory per group, queries per core); needs --cost-namespaces, and --api or a kubectl proxy (--kubeconfig, --context)")
 	costNamespaces := fs.String("cost-namespaces", "", "with --cluster-cost: comma-separated `NAMESPACES` whose pods are the apps")
 	costInterval := fs.Duration("cost-interval", 0, "with --cluster-cost: time between samples inside a window (default 5s)")
@@ -126,7 +126,7 @@ func runCmd(args []string) int {
 	engineName := fs.String("engine", registry.Auto, registry.FlagHelp())
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bookload run SCENARIO [--target NAME=BASEURL]... [--engine %s] [--out DIR] [--repetitions N] [--label k=v]...\n", strings.Join(registry.Names(), "|"))
-		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--until-decided [--budget 10m] [--decide p50] [--precision p50=0.1ms]] [--interleave alternate|concurrent] [--format md|csv|json|bench|waterfall-csv]")
+		fmt.Fprintln(fs.Output(), "                    [--baseline NAME] [--margin p99=1ms]... [--until-decided [--budget 10m] [--decide p50] [--precision p50=0.1ms] [--part-precision hop:client=0.1ms]] [--format md|csv|json|bench|waterfall-csv]")
 		fmt.Fprintln(fs.Output(), "                    [--cluster-cost --cost-namespaces NS[,NS] [--prometheus URL]] [--mesh NAME=NAMESPACE[:MODE]]...")
 		fmt.Fprintln(fs.Output(), "                    [--api URL | --kubeconfig F --context C] (with --cluster-cost or --mesh)")
 		fmt.Fprintln(fs.Output(), "\nSCENARIO is a name in scenarios/ (e.g. smoke) or a path to a YAML file. Ctrl-C stops the current")
@@ -207,22 +207,12 @@ func runCmd(args []string) int {
 
 	var until runner.Until
 	var sequential *results.Sequential
-	if !slices.Contains(runner.Interleaves, *interleave) {
-		fmt.Fprintf(os.Stderr, "bookload run: --interleave %q: want one of %s\n", *interleave, strings.Join(runner.Interleaves, ", "))
-		return 2
-	}
-	if *interleave == runner.Concurrent && (*clusterCost || proving) {
-		// Each repetition's cost window and data-path proof read the whole
-		// cluster's counters: targets loaded at once would share them.
-		fmt.Fprintln(os.Stderr, "bookload run: --interleave concurrent does not go with --cluster-cost or --mesh (their per-repetition windows would overlap)")
-		return 2
-	}
-	if !*decided && (flagGiven(fs, "budget") || len(precision) > 0 || *decide != "") {
-		fmt.Fprintln(os.Stderr, "bookload run: --budget, --precision and --decide go with --until-decided")
+	if !*decided && (flagGiven(fs, "budget") || len(precision) > 0 || len(parts) > 0 || *decide != "") {
+		fmt.Fprintln(os.Stderr, "bookload run: --budget, --precision, --part-precision and --decide go with --until-decided")
 		return 2
 	}
 	if *decided {
-		if until, sequential, err = untilDecided(*baseline, margins, precision, *decide, targets, *budget); err != nil {
+		if until, sequential, err = untilDecided(*baseline, margins, precision, parts, *decide, targets, *budget); err != nil {
 			fmt.Fprintln(os.Stderr, "bookload run:", err)
 			return 2
 		}
@@ -264,7 +254,7 @@ func runCmd(args []string) int {
 	}
 	res, err := runner.Run(ctx, runner.Config{
 		Scenario: s, Targets: targets, Repetitions: *reps, Out: *out, Labels: labels, Progress: progress,
-		EngineFor: engineFor, Until: until, Budget: *budget, Sequential: sequential, Interleave: *interleave,
+		EngineFor: engineFor, Until: until, Budget: *budget, Sequential: sequential,
 	})
 	if res == nil {
 		fmt.Fprintln(os.Stderr, "bookload run:", err)

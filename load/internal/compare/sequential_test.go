@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/bookinfo-bench/bookinfo-bench/load/internal/hops"
 )
 
 // untilDecided is --until-decided on simulated pairs: one pair at a time
@@ -108,8 +110,12 @@ func TestStopRuleOpen(t *testing.T) {
 		}
 		return r
 	}
-	tbl := &Table{Rows: []Row{{Profile: "p", Target: "a", Baseline: true},
-		row(newDifference(d, Margins{"p50": 0.1}, "p50"), newDifference([]float64{0, 1, -1, 2, -2, 0}, Margins{"p75": 0.1}, "p75"))}}
+	hop := newDifference(d, nil, "p50")
+	decideSequential([]*Difference{hop}, 0.05)
+	tbl := &Table{Baseline: "a", Rows: []Row{{Profile: "p", Target: "a", Baseline: true},
+		row(newDifference(d, Margins{"p50": 0.1}, "p50"), newDifference([]float64{0, 1, -1, 2, -2, 0}, Margins{"p75": 0.1}, "p75"))},
+		Waterfalls: []Waterfall{{Scenario: "s", Profile: "p", Targets: []WaterfallTarget{{Target: "a", Baseline: true}, {Target: "b", Splits: []WaterfallSplit{
+			{Metric: "p50", Segments: []WaterfallSegment{{Segment: hops.Segment{Key: "hop:client", Label: "client → b"}, Difference: hop}}}}}}}}}
 	for _, c := range []struct {
 		rule StopRule
 		done bool
@@ -120,6 +126,8 @@ func TestStopRuleOpen(t *testing.T) {
 		{StopRule{Decide: []string{"p50"}, Precision: Margins{"p50": 0.05}}, true, ""},
 		{StopRule{Decide: []string{"p50"}, Precision: Margins{"p50": 0.01}}, false, "p50 line (wanted within ±0.01 ms)"},
 		{StopRule{Decide: []string{"p99"}}, false, ""}, // nothing to judge: not done
+		{StopRule{Decide: []string{"p50"}, Parts: map[string]float64{"hop:client": 0.05}}, true, ""},
+		{StopRule{Decide: []string{"p50"}, Parts: map[string]float64{"hop:client": 0.01}}, false, "b vs a, s p: p50 client → b +0.300 [0.270, 0.330] ms (wanted within ±0.01 ms)"},
 	} {
 		done, open := c.rule.Open(tbl, "p")
 		if done != c.done || strings.Join(open, "; ") != c.open {

@@ -392,13 +392,16 @@ func (t *Table) line(r Row, metric string, d Difference) string {
 
 // StopRule is when a run that repeats until decided stops a profile: every
 // whole-request verdict of the Decide metrics (all with a margin, when
-// none are named) is decided, and every difference of a Precision metric has
-// an interval no wider than ± its value.
+// none are named) is decided, every difference of a Precision metric has
+// an interval no wider than ± its value, and so has, at p50, the difference
+// of every waterfall part named in Parts (a segment key: hop:client,
+// server:details, ...).
 type StopRule struct {
 	Baseline  string
 	Margins   Margins
 	Decide    []string
 	Precision Margins
+	Parts     map[string]float64
 }
 
 // Open lists what keeps a profile of t from stopping under the rule, one
@@ -429,6 +432,32 @@ func (rule StopRule) Open(t *Table, profile string) (done bool, open []string) {
 				judged++
 				if d.CIMS == nil || (d.CIMS[1]-d.CIMS[0])/2 > w {
 					open = append(open, fmt.Sprintf("%s (wanted within ±%s ms)", d.Line, formatMargin(w)))
+				}
+			}
+		}
+	}
+	for _, w := range t.Waterfalls {
+		if w.Profile != profile || len(rule.Parts) == 0 {
+			continue
+		}
+		for _, wt := range w.Targets {
+			if wt.Baseline {
+				continue
+			}
+			for _, sp := range wt.Splits {
+				for _, seg := range sp.Segments {
+					hw, ok := rule.Parts[seg.Key]
+					if !ok || sp.Metric != "p50" {
+						continue
+					}
+					judged++
+					if d := seg.Difference; d == nil || d.CIMS == nil || (d.CIMS[1]-d.CIMS[0])/2 > hw {
+						line := fmt.Sprintf("%s vs %s, %s %s: p50 %s", wt.Target, t.Baseline, w.Scenario, profile, seg.Label)
+						if d != nil {
+							line += " " + DiffCell(*d) + " ms"
+						}
+						open = append(open, fmt.Sprintf("%s (wanted within ±%s ms)", line, formatMargin(hw)))
+					}
 				}
 			}
 		}

@@ -69,10 +69,6 @@ type Run struct {
 	// (--until-decided): its plan is then the most the budget allows, and
 	// the run is complete when every profile has stopped.
 	Sequential *Sequential `json:"sequential,omitempty"`
-	// Interleave is how the targets shared each repetition: "alternate"
-	// (absent in runs before it) or "concurrent", each target at its share
-	// of the profile's rate and connections.
-	Interleave string `json:"interleave,omitempty"`
 }
 
 // Sequential is how a run made with --until-decided chose its length.
@@ -81,8 +77,11 @@ type Sequential struct {
 	MarginsMS map[string]float64 `json:"margins_ms"`
 	// PrecisionMS is, per metric, the half-width every difference's
 	// interval had to reach (--precision); absent when none was asked.
-	PrecisionMS   map[string]float64 `json:"precision_ms,omitempty"`
-	BudgetSeconds float64            `json:"budget_seconds"`
+	PrecisionMS map[string]float64 `json:"precision_ms,omitempty"`
+	// PartsPrecisionMS is the same for waterfall parts at p50, by segment
+	// key (hop:client, ...; --part-precision).
+	PartsPrecisionMS map[string]float64 `json:"parts_precision_ms,omitempty"`
+	BudgetSeconds    float64            `json:"budget_seconds"`
 	// Stopped says, per profile, after how many repetitions and why:
 	// decided, or the budget spent with the verdicts still open.
 	Stopped map[string]string `json:"stopped"`

@@ -42,10 +42,6 @@ type Config struct {
 	Until      Until
 	Budget     time.Duration
 	Sequential *results.Sequential
-	// Interleave is how the targets share a repetition: Alternate (one
-	// after the other, rotated; the default) or Concurrent (all at once,
-	// each at its share of the profile's rate and connections).
-	Interleave string
 }
 
 // Outcome is what a run produced.
@@ -70,12 +66,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	if len(cfg.Targets) == 0 {
 		return nil, errors.New("no targets")
-	}
-	if cfg.Interleave == "" {
-		cfg.Interleave = Alternate
-	}
-	if err := checkInterleave(cfg.Interleave, s, len(cfg.Targets)); err != nil {
-		return nil, err
 	}
 	if err := loadtarget.CheckUnique(cfg.Targets); err != nil {
 		return nil, err
@@ -111,7 +101,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	store, err := results.Create(cfg.Out, results.Run{
 		Scenario: s, Targets: cfg.Targets, Engines: engineNames, Repetitions: reps,
 		Plan: plan, Labels: cfg.Labels, Tool: tool, Machine: machine, Sequential: cfg.Sequential,
-		Interleave: cfg.Interleave,
 	}, cfg.Now)
 	if err != nil {
 		return nil, err
@@ -134,7 +123,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	stopped := "" // the profile a sequential run has stopped
 	prog := &progress{w: cfg.Progress}
-	var together map[int]outcome // a concurrent round's results, by step
 	for i, st := range steps {
 		if st.Profile.Name == stopped {
 			continue
@@ -145,9 +133,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 				seq.startProfile(now())
 			}
 			guess := time.Duration(len(cfg.Targets)) * st.Profile.Duration.Std()
-			if cfg.Interleave == Concurrent {
-				guess = st.Profile.Duration.Std()
-			}
 			if !st.Warmup && begins && !seq.fits(now(), guess) {
 				stopped = st.Profile.Name
 				if err := store.Stopped(stopped, seq.why("budget spent", st.Repetition-1, now())); err != nil {
@@ -164,31 +149,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if ctx.Err() != nil {
 			return stopPartial("interrupted before "+where, ErrInterrupted)
 		}
-		request := func(st Step) engine.Request {
-			req := engine.Request{Scenario: s, Profile: st.Profile, Target: st.Target, Repetition: st.Repetition, Labels: cfg.Labels}
-			if st.Warmup {
-				req.Profile.Duration = s.Warmup
-			}
-			if cfg.Interleave == Concurrent {
-				req.Profile = Share(req.Profile, len(cfg.Targets))
-			}
-			return req
+		req := engine.Request{Scenario: s, Profile: st.Profile, Target: st.Target, Repetition: st.Repetition, Labels: cfg.Labels}
+		if st.Warmup {
+			req.Profile.Duration = s.Warmup
 		}
-		req := request(st)
 		live := func(l engine.Live) { prog.show(i+1, len(steps), st, reps, l) }
-		if cfg.Interleave == Concurrent && begins {
-			end := i + 1
-			for end < len(steps) && !roundBegins(steps, end) {
-				end++
-			}
-			together = runTogether(ctx, steps[i:end], i, request, engines, live)
-		}
-		var res *engine.Result
-		if o, ok := together[i]; ok {
-			res, err = o.res, o.err
-		} else {
-			res, err = engines[st.Target.Name].Run(ctx, req, live)
-		}
+		res, err := engines[st.Target.Name].Run(ctx, req, live)
 		prog.clear()
 		if err != nil {
 			return stopPartial("failed at "+where+": "+err.Error(), fmt.Errorf("%s: %w", where, err))

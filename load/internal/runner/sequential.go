@@ -59,16 +59,11 @@ func (q *sequential) why(reason string, reps int, now time.Time) string {
 }
 
 // roundEdges reports whether step i begins and whether it ends a round: all
-// targets' repetition r of one profile, or all targets' warm-ups of one.
+// targets' repetition r of one profile (or all their warm-ups).
 func roundEdges(steps []Step, i int) (begins, ends bool) {
 	same := func(j int) bool {
 		return j >= 0 && j < len(steps) && steps[j].Warmup == steps[i].Warmup &&
 			steps[j].Profile.Name == steps[i].Profile.Name && steps[j].Repetition == steps[i].Repetition
 	}
 	return !same(i - 1), !same(i + 1)
-}
-
-func roundBegins(steps []Step, i int) bool {
-	b, _ := roundEdges(steps, i)
-	return b
 }
