@@ -62,7 +62,8 @@ func (p partPrecision) String() string { return "" }
 
 func (p partPrecision) Set(v string) error {
 	key, val, ok := strings.Cut(v, "=")
-	if !ok || !(strings.HasPrefix(key, "hop:") || strings.HasPrefix(key, "server:")) || len(key) < 5 {
+	isPart := strings.HasPrefix(key, "hop:") || strings.HasPrefix(key, "server:")
+	if !ok || !isPart || len(key) < 5 {
 		return fmt.Errorf("want PART=DURATION with PART a waterfall part such as hop:client or server:details, e.g. hop:client=0.1ms")
 	}
 	d, err := time.ParseDuration(val)

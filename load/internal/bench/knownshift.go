@@ -101,7 +101,7 @@ func measureKnownShift(ctx context.Context, b *bench, pt *Part) error {
 		if err != nil {
 			return err
 		}
-		defer p.stop()
+		defer func() { _, _ = p.stop() }() // a no-op once stopped below
 		proxies[i] = p
 		targets = append(targets, loadtarget.Target{Name: fmt.Sprintf("delay-%gms", float64(d)/float64(time.Millisecond)), URL: p.url})
 	}
