@@ -268,7 +268,7 @@ func DefaultMargins() compare.Margins { return compare.Margins{"p50": 1, "p99": 
 // DefaultBudget is the measuring time the demo may take, split over its
 // scenarios: with the stacks' start and warm-up, the demo ends within 6
 // minutes.
-const DefaultBudget = 4 * time.Minute
+const DefaultBudget = 3*time.Minute + 30*time.Second
 
 func abs(x int) int {
 	if x < 0 {
