@@ -12,6 +12,9 @@ module Details
     module Wire
       # A drain waits this much longer for a new connection's first byte (clients retry only on used ones).
       DRAIN_FIRST_BYTE_SECONDS = 0.5
+      # Answers the kernel holds for a client that does not read (it doubles this): not an autotuned 4 MiB
+      # (DESIGN.md, "A crowd of scrapes").
+      SEND_BUFFER_BYTES = 64 * 1024
 
       # WEBrick configuration keys from a Details::Config (DESIGN.md, "How each knob is implemented").
       def wire_config(settings)
@@ -85,6 +88,7 @@ module Details
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms
+        sock.setsockopt(Socket::SOL_SOCKET, Socket::SO_SNDBUF, SEND_BUFFER_BYTES)
         deadline = StrictReader.now + @header_timeout
         Thread.current[StrictRequest::FIRST_HEAD_DEADLINE] = deadline
         loop do
