@@ -104,9 +104,10 @@ var manifestMemoryMiB = map[string]int64{"productpage": 1024, "details": 256, "r
 // every method on every route (which grows /metrics to its largest), 200
 // connections per service (within its default connection limit), each
 // pipelining 2,000 GET /metrics and never reading an answer. The service's
-// resident memory
-// stays under its manifest limit throughout, it answers /health on a new
-// connection in under a second meanwhile, and again once they leave.
+// resident memory stays under its manifest limit throughout, it answers
+// /health on a new connection in under a second meanwhile, and again once
+// they leave; its metrics then show no server error that was not there
+// before (a client that left is no 5xx).
 //
 // /health is asked healthProbes times, half a second apart, while the
 // crowd is on; the median must be under the bound (a second, the
@@ -170,6 +171,14 @@ func TestManyNonReadingClientsStayUnderTheManifestLimit(t *testing.T) {
 					break
 				}
 				time.Sleep(200 * time.Millisecond)
+			}
+			// Clients that left are no server error: no 5xx series is new.
+			time.Sleep(metricsMaxAge)
+			_, after := scrape(t, st.port(svc))
+			for _, s := range after {
+				if !slices.Contains(sets, s) && strings.Contains(s, "status=5") {
+					t.Errorf("the crowd added a server-error series: %s", s)
+				}
 			}
 		})
 	}
