@@ -35,8 +35,13 @@ module Details
 
         length = req["content-length"]
         unsized = length.nil? && WEBrick::HTTPRequest::BODY_CONTAINABLE_METHODS.include?(req.request_method)
-        res.keep_alive = false if chunked || length.to_i.positive? || unsized || status != :Running
+        res.keep_alive = false if chunked || length.to_i.positive? || unsized || status != :Running || @closing
         super
+      end
+
+      # The drain's first step (Shutdown): every answer from now on closes its connection.
+      def close_after_each_answer
+        @closing = true
       end
 
       # A connection PluggedListener accepted, served on a thread returned.
