@@ -137,6 +137,7 @@ func TestSIGTERMDrainsUnderLoad(t *testing.T) {
 	st := stackDrain.need(t)
 	for _, tt := range []struct{ svc, path string }{
 		{"details", "/details/0"},
+		{"ratings", "/ratings/0"}, // the stack's reviews is v1: productpage's page does not need it
 		{"productpage", "/productpage"},
 	} {
 		t.Run(tt.svc, func(t *testing.T) {
