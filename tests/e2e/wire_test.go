@@ -149,6 +149,7 @@ func TestMetricsAreTheSameEverywhere(t *testing.T) {
 		get(t, client, st.url(svc, "/health"))
 		get(t, client, st.url(svc, "/no/such/path"))
 	}
+	time.Sleep(metricsMaxAge) // past a render from before these requests
 	for _, svc := range []string{"productpage", "details", "reviews", "ratings"} {
 		t.Run(svc, func(t *testing.T) {
 			resp, err := client.Get(st.url(svc, "/metrics"))

@@ -125,6 +125,27 @@ class SlowClientTest < DetailsTest
     sock&.close
   end
 
+  # What the kernel holds for a client that does not read is bounded by the send buffer the accept sets, not
+  # autotuned to megabytes: 200 such clients otherwise kept 200 threads writing answers (DESIGN.md, "A crowd of
+  # scrapes"). The server side's send queue is read from /proc/net/tcp.
+  def test_unread_answers_queued_in_the_kernel_are_bounded
+    skip "needs /proc/net/tcp" unless File.readable?("/proc/net/tcp")
+    port = start_server.port
+    sock = connect(port)
+    writer = Thread.new do
+      sock.write(request_text("GET", "/metrics") * 2000)
+    rescue SystemCallError, IOError
+      nil
+    end
+    sleep 1.5
+    queued = server_send_queue(port, sock.local_address.ip_port)
+    refute_nil queued, "the server side of the connection is not in /proc/net/tcp"
+    assert_operator queued, :<=, (2 * Details::Serving::Wire::SEND_BUFFER_BYTES) + (64 * 1024)
+  ensure
+    writer&.kill
+    sock&.close
+  end
+
   # WEBrick writes a response with no time limit; a client that never
   # reads would hold its thread for ever. TCP_USER_TIMEOUT (the keep-alive
   # timeout) makes the kernel drop the connection instead.
@@ -144,5 +165,18 @@ class SlowClientTest < DetailsTest
   ensure
     writer&.kill
     sock&.close
+  end
+
+  private
+
+  # Bytes the server has queued to send to client_port, on its side of the connection (tx_queue).
+  def server_send_queue(port, client_port)
+    File.readlines("/proc/net/tcp").drop(1).each do |line|
+      fields = line.split
+      local = fields[1].split(":").last.to_i(16)
+      remote = fields[2].split(":").last.to_i(16)
+      return fields[4].split(":").first.to_i(16) if local == port && remote == client_port
+    end
+    nil
   end
 end

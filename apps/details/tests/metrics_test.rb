@@ -79,6 +79,33 @@ class MetricsTest < DetailsTest
     end
   end
 
+  def test_scrapes_within_the_max_age_share_one_render
+    m = Details::Metrics.new
+    first = m.render
+    m.observe("GET", "/health", 200, 0.001)
+    assert_same first, m.render, "a scrape within the max age rendered anew"
+    sleep Details::Metrics::MAX_RENDER_AGE_SECONDS
+    assert_equal 1, sample(m.render, 'http_requests_total{method="GET",route="/health",status="200"}')
+  end
+
+  # Scrapes that arrive while a render runs wait for it and get its String.
+  def test_one_render_at_a_time
+    m = Details::Metrics.new
+    renders = 0
+    gate = Queue.new
+    m.define_singleton_method(:render_now) do
+      renders += 1
+      gate.pop
+      +"rendered"
+    end
+    threads = Array.new(8) { Thread.new { m.render } }
+    sleep 0.2
+    gate << :go
+    bodies = threads.map(&:value)
+    assert_equal 1, renders
+    assert(bodies.all? { |b| b.equal?(bodies.first) })
+  end
+
   private
 
   # The value of the sample line starting with series, as a number.

@@ -81,6 +81,25 @@ class ProcessTest < DetailsTest
     [idle, slow].compact.each(&:close)
   end
 
+  # A client sends its next request on a kept-alive connection just as the drain begins: it gets its answer,
+  # with a close, not a connection ended under it (DESIGN.md, "A drain that ends no connection under a request").
+  def test_a_request_on_a_kept_alive_connection_just_after_sigterm_is_answered
+    pid, port, = spawn_serve("SHUTDOWN_TIMEOUT_SECONDS" => "5")
+    socks = Array.new(4) { connect(port) }
+    socks.each { |sock| assert_equal 200, http(port, "GET", "/health", sock: sock).status }
+
+    Process.kill("TERM", pid)
+    sleep 0.2
+    socks.each { |sock| sock.write(request_text("GET", "/details/1")) }
+    answers = socks.map { |sock| read_response(sock) }
+    got = answers.map { |res| [res.status, res.headers["connection"]] }
+    assert_equal [[200, "close"]] * socks.size, got
+    status, = wait_exit(pid, 5)
+    assert_equal 0, status.exitstatus
+  ensure
+    socks&.each(&:close)
+  end
+
   def test_shutdown_timeout_bounds_a_stuck_request
     pid, port, _out, err = spawn_serve("SHUTDOWN_TIMEOUT_SECONDS" => "1")
     stuck = connect(port)

@@ -3,6 +3,7 @@ PROMETHEUS_MULTIPROC_DIR (__main__ sets it) each worker's values are in a file
 there and /metrics sums them; without it (tests in one process), in memory."""
 
 import os
+import threading
 import time
 from urllib.parse import quote
 
@@ -17,6 +18,10 @@ BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 # Where the Flask app leaves the matched route pattern for this middleware.
 ROUTE_KEY = "productpage.route"
 UNMATCHED = "unmatched"
+
+# A scrape answers with a render at most this old: one render per worker and
+# interval, whoever asks (DESIGN.md, "A crowd of scrapes").
+MAX_RENDER_AGE_SECONDS = 1.0
 
 disable_created_metrics()  # noise, and never exported in multiprocess mode
 
@@ -45,6 +50,9 @@ class Metrics:
             registry=self._registry,
         )
         self._children = {}
+        # A threading lock is gevent's once the worker has patched the modules.
+        self._render_lock = threading.Lock()
+        self._rendered = (float("-inf"), b"")
 
     def observe(self, method: str, route: str, status: str, seconds: float):
         key = (method, route, status)
@@ -55,13 +63,27 @@ class Metrics:
         duration.observe(seconds)
 
     def exposition(self):
-        """(body, content type) in the Prometheus text format 0.0.4."""
-        if self.multiprocess:
-            registry = CollectorRegistry()
-            MultiProcessCollector(registry)
-        else:
-            registry = self._registry
-        return generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4
+        """(body, content type) in the Prometheus text format 0.0.4, rendered
+        at most MAX_RENDER_AGE_SECONDS ago; one render at a time, the scrapes
+        that arrive meanwhile get its result. Every answer shares one body."""
+        if (body := self._fresh()) is None:
+            with self._render_lock:
+                if (body := self._fresh()) is None:
+                    began = time.monotonic()
+                    body = generate_latest(self._registry_to_render())
+                    self._rendered = (began, body)
+        return body, CONTENT_TYPE_PLAIN_0_0_4
+
+    def _fresh(self):
+        rendered_at, body = self._rendered
+        return body if time.monotonic() - rendered_at < MAX_RENDER_AGE_SECONDS else None
+
+    def _registry_to_render(self):
+        if not self.multiprocess:
+            return self._registry
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+        return registry
 
 
 def _rfc3339(now: float) -> str:

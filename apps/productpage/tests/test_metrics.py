@@ -5,6 +5,7 @@ import re
 
 from conftest import make_app
 
+from productpage import metrics
 from productpage.metrics import BUCKETS
 
 LE = [
@@ -104,6 +105,43 @@ def test_metrics_count_by_method_route_status(client):
     )
     assert sample(text, hist + "_count", method="GET", route="/productpage", status="200") == 2
     assert sample(text, hist + "_sum", method="GET", route="/productpage", status="200") > 0
+
+
+def test_scrapes_within_the_max_age_share_one_render(client, monkeypatch):
+    first = client.get("/metrics").get_data()
+    client.get("/health")
+    again = client.get("/metrics").get_data()
+    assert again == first, "a scrape within the max age rendered anew"
+    monkeypatch.setattr(metrics, "MAX_RENDER_AGE_SECONDS", 0.0)
+    text = client.get("/metrics").get_data(as_text=True)
+    assert sample(text, "http_requests_total", method="GET", route="/health", status="200") == 1
+
+
+def test_one_render_at_a_time(monkeypatch):
+    """Scrapes that arrive while a render runs wait for it and share its body."""
+    import threading
+
+    m = metrics.Metrics()
+    renders = []
+    started, release = threading.Event(), threading.Event()
+
+    def slow_render(registry):
+        renders.append(registry)
+        started.set()
+        release.wait(5)
+        return b"rendered"
+
+    monkeypatch.setattr(metrics, "generate_latest", slow_render)
+    bodies = []
+    threads = [threading.Thread(target=lambda: bodies.append(m.exposition()[0])) for _ in range(8)]
+    threads[0].start()
+    assert started.wait(5)
+    for t in threads[1:]:
+        t.start()
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert len(renders) == 1 and bodies == [b"rendered"] * 8
 
 
 def test_no_access_log_by_default(client, capfd):

@@ -55,7 +55,7 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
   function send(res, status, contentType, body) {
     if (connection.close) res.setHeader('Connection', 'close');
     res.status(status).setHeader('Content-Type', contentType);
-    res.send(Buffer.from(body));
+    res.send(Buffer.isBuffer(body) ? body : Buffer.from(body));
   }
   function sendJson(res, status, value) {
     send(res, status, JSON_TYPE, JSON.stringify(value));
@@ -134,7 +134,7 @@ function createApp({ behaviour, store, metrics, connection, onServed = null, sch
   });
   route('/metrics', {
     GET: async (req, res) => {
-      send(res, 200, metrics.registry.contentType, await metrics.registry.metrics());
+      send(res, 200, metrics.registry.contentType, await metrics.exposition());
     },
   });
 

@@ -12,6 +12,9 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIO
 
 const CLIENT_CLOSED = 499; // the client left before the answer (nginx's)
 
+// A scrape answers with a render at most this old (DESIGN.md, "A crowd of scrapes").
+const MAX_RENDER_AGE_MS = 1000;
+
 function createMetrics() {
   const registry = new client.Registry();
   const requests = new client.Counter({ name: 'http_requests_total', help: 'HTTP requests served, by method, route pattern and status.',
@@ -37,7 +40,26 @@ function createMetrics() {
     };
   }
 
-  return { registry, middleware };
+  // The exposition as one Buffer that every answer within MAX_RENDER_AGE_MS shares (a client
+  // that does not read holds a reference, not a copy); one render at a time, later scrapes
+  // meanwhile get its result.
+  let rendered = { at: -Infinity, body: null };
+  let rendering = null;
+  function exposition() {
+    if (performance.now() - rendered.at < MAX_RENDER_AGE_MS) return Promise.resolve(rendered.body);
+    if (rendering === null) {
+      const at = performance.now();
+      rendering = registry.metrics()
+        .then((text) => {
+          rendered = { at, body: Buffer.from(text) };
+          return rendered.body;
+        })
+        .finally(() => { rendering = null; });
+    }
+    return rendering;
+  }
+
+  return { registry, middleware, exposition };
 }
 
-module.exports = { createMetrics, BUCKETS, CLIENT_CLOSED };
+module.exports = { createMetrics, BUCKETS, CLIENT_CLOSED, MAX_RENDER_AGE_MS };

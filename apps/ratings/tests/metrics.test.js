@@ -8,6 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const { startService } = require('./helpers/in-process');
+const { createMetrics, MAX_RENDER_AGE_MS } = require('../src/metrics');
 const { request } = require('./helpers/http-client');
 
 const LE = ['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
@@ -121,9 +122,33 @@ test('a request the client abandons is counted as 499, not as a success', async 
   req.destroy();
   const labels = { method: 'GET', route: '/ratings/:id', status: '499' };
   let count;
-  for (let i = 0; i < 100 && count !== 1; i++) {
+  // Past a cached render too (MAX_RENDER_AGE_MS).
+  for (let i = 0; i < 300 && count !== 1; i++) {
     count = value(parse((await scrape(port)).body), 'http_requests_total', labels);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   assert.equal(count, 1);
+});
+
+test('scrapes within MAX_RENDER_AGE_MS share one render; a later one renders anew', async (t) => {
+  const { port } = await startService(t);
+  const first = (await scrape(port)).body;
+  await request(port, 'GET', '/health');
+  assert.equal((await scrape(port)).body, first, 'a scrape within the max age rendered anew');
+  await new Promise((resolve) => setTimeout(resolve, MAX_RENDER_AGE_MS + 50));
+  const samples = parse((await scrape(port)).body);
+  assert.equal(value(samples, 'http_requests_total', { method: 'GET', route: '/health', status: '200' }), 1);
+});
+
+test('one render at a time: scrapes meanwhile get its Buffer, not a copy', async () => {
+  const metrics = createMetrics();
+  let renders = 0;
+  const render = metrics.registry.metrics.bind(metrics.registry);
+  metrics.registry.metrics = () => { renders += 1; return render(); };
+  const bodies = await Promise.all(Array.from({ length: 8 }, () => metrics.exposition()));
+  assert.equal(renders, 1);
+  assert.ok(Buffer.isBuffer(bodies[0]));
+  for (const b of bodies) assert.equal(b, bodies[0]);
+  assert.equal(await metrics.exposition(), bodies[0]);
+  assert.equal(renders, 1);
 });

@@ -95,6 +95,20 @@ test('SIGTERM finishes the in-flight request, closes idle connections and exits 
   assert.match(stderr, /SIGTERM: draining/);
 });
 
+test('a request on a kept-alive connection just after SIGTERM is answered with a close, not cut', async (t) => {
+  const { child, port, exited } = await startServe(t, { SHUTDOWN_TIMEOUT_SECONDS: '5' });
+  const conns = await Promise.all(Array.from({ length: 4 }, () => raw.connect(port)));
+  t.after(() => conns.forEach((c) => c.destroy()));
+  for (const c of conns) assert.equal((await c.send(raw.get('/health'))).status, 200);
+
+  child.kill('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const answers = await Promise.all(conns.map((c) => c.send(raw.get('/ratings/1')).catch((err) => err.code ?? err.message)));
+  assert.deepEqual(answers.map((r) => [r.status, r.headers?.connection]), conns.map(() => [200, 'close']));
+  const { code, stderr } = await exited;
+  assert.equal(code, 0, stderr);
+});
+
 test('a drain that outlasts SHUTDOWN_TIMEOUT_SECONDS is cut off on time', async (t) => {
   const { child, port, exited } = await startServe(t, { SHUTDOWN_TIMEOUT_SECONDS: '1' });
   const stuck = await startSlowPost(port);

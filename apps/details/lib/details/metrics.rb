@@ -11,6 +11,8 @@ module Details
     BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].freeze
     REQUESTS_HELP = "HTTP requests served, by method, route pattern and status."
     DURATION_HELP = "Time to serve an HTTP request, by method, route pattern and status."
+    # A scrape answers with a render at most this old (DESIGN.md, "A crowd of scrapes").
+    MAX_RENDER_AGE_SECONDS = 1.0
 
     # One process: values in memory (SimpleValue), not mmap files, whose directory is still made here
     # unless the user named one (DESIGN.md, "Deviations from the library's ordinary path").
@@ -32,6 +34,9 @@ module Details
       @registry = Prometheus::Client::Registry.new
       @requests = @registry.counter(:http_requests_total, REQUESTS_HELP)
       @duration = @registry.histogram(:http_request_duration_seconds, DURATION_HELP, {}, BUCKETS)
+      @render_lock = Mutex.new
+      @rendered_at = -Float::INFINITY
+      @rendered = nil
     end
 
     def observe(method, route, status, seconds)
@@ -44,17 +49,30 @@ module Details
       Prometheus::Client::Formats::Text::CONTENT_TYPE
     end
 
+    # The text, rendered at most MAX_RENDER_AGE_SECONDS ago: one render at a time, the scrapes that
+    # arrive meanwhile wait for it and every answer shares its frozen String.
+    def render
+      @render_lock.synchronize do
+        began = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        if began - @rendered_at >= MAX_RENDER_AGE_SECONDS
+          @rendered = render_now.freeze
+          @rendered_at = began
+        end
+        @rendered
+      end
+    end
+
+    private
+
     # Text format 0.0.4: Formats::Text.marshal fails on histograms in 0.16.2 (DESIGN.md), so the samples
     # are listed here and MetricsRepresentation.to_text writes the text.
-    def render
+    def render_now
       families = @registry.metrics.map do |metric|
         samples = metric.values.flat_map { |labels, value| samples_of(metric, labels, value) }
         [metric.name, { type: metric.type, help: metric.docstring, samples: samples }]
       end
       Prometheus::Client::Helper::MetricsRepresentation.to_text(families)
     end
-
-    private
 
     def samples_of(metric, labels, value)
       return [[metric.name, labels, value.get]] unless metric.type == :histogram

@@ -20,8 +20,12 @@ from gunicorn.workers.ggevent import GeventWorker
 from . import listener as listeners
 from .rules import asks_to_close, check_head, has_body
 
-# A client does not retry a request failed on a connection it never used.
-FIRST_REQUEST_GRACE_SECONDS = 1.0
+# In a drain a connection is ended once it has been quiet this long: a
+# client that sends on it meanwhile gets its answer with "Connection: close"
+# (a client does not retry a request failed on a connection it never used,
+# and one ended under its next request failed it; DESIGN.md, "A drain that
+# resets nothing").
+DRAIN_QUIET_SECONDS = 1.0
 DRAIN_POLL_SECONDS = 0.05
 MASTER_WAIT_SECONDS = 2.0  # then the stop is this worker's own (a reload)
 MASTER_POLL_SECONDS = 0.002
@@ -51,7 +55,7 @@ class _Connection:
 
     __slots__ = (
         *("sock", "keepalive", "header_timeout", "accepted"),  # fixed at the accept
-        *("requests", "pipelined", "request", "unreader", "head_timer", "began"),
+        *("requests", "pipelined", "request", "unreader", "head_timer", "began", "quiet_since"),
     )
 
     def __init__(self, sock, keepalive, header_timeout):
@@ -65,6 +69,7 @@ class _Connection:
         self.unreader = None  # gunicorn's read buffer
         self.head_timer = None
         self.began = None  # perf_counter() when the request's first byte was there
+        self.quiet_since = self.accepted  # monotonic(): the accept, or the last answer's end
 
     def start_head_timer(self, deadline: float):
         self.stop_head_timer()
@@ -245,6 +250,7 @@ class ProductpageWorker(GeventWorker):
             raise
         finally:
             conn.request = None
+            conn.quiet_since = time.monotonic()
 
     def handle_error(self, req, client, addr, exc):
         conn = self.connections.get(gevent.getcurrent())
@@ -267,9 +273,9 @@ class ProductpageWorker(GeventWorker):
 
     def end_waiting_connections(self):
         hub = gevent.get_hub()
-        quiet_since = time.monotonic() - FIRST_REQUEST_GRACE_SECONDS
+        quiet_since = time.monotonic() - DRAIN_QUIET_SECONDS
         for glet, conn in list(self.connections.items()):
-            if conn.requests or conn.accepted < quiet_since:
+            if conn.quiet_since < quiet_since:
                 hub.loop.run_callback(self.end_if_waiting, glet)
 
     def end_if_waiting(self, glet):

@@ -12,6 +12,9 @@ module Details
     module Wire
       # A drain waits this much longer for a new connection's first byte (clients retry only on used ones).
       DRAIN_FIRST_BYTE_SECONDS = 0.5
+      # Answers the kernel holds for a client that does not read (it doubles this): not an autotuned 4 MiB
+      # (DESIGN.md, "A crowd of scrapes").
+      SEND_BUFFER_BYTES = 64 * 1024
 
       # WEBrick configuration keys from a Details::Config (DESIGN.md, "How each knob is implemented").
       def wire_config(settings)
@@ -32,8 +35,13 @@ module Details
 
         length = req["content-length"]
         unsized = length.nil? && WEBrick::HTTPRequest::BODY_CONTAINABLE_METHODS.include?(req.request_method)
-        res.keep_alive = false if chunked || length.to_i.positive? || unsized || status != :Running
+        res.keep_alive = false if chunked || length.to_i.positive? || unsized || status != :Running || @closing
         super
+      end
+
+      # The drain's first step (Shutdown): every answer from now on closes its connection.
+      def close_after_each_answer
+        @closing = true
       end
 
       # A connection PluggedListener accepted, served on a thread returned.
@@ -85,6 +93,7 @@ module Details
       def accepted(sock)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, @nodelay)
         sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_USER_TIMEOUT, @user_timeout_ms) if @user_timeout_ms
+        sock.setsockopt(Socket::SOL_SOCKET, Socket::SO_SNDBUF, SEND_BUFFER_BYTES)
         deadline = StrictReader.now + @header_timeout
         Thread.current[StrictRequest::FIRST_HEAD_DEADLINE] = deadline
         loop do

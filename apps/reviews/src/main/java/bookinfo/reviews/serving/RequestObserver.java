@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.stream.DoubleStream;
+import org.eclipse.jetty.io.EofException;
 import org.springframework.boot.web.context.WebServerGracefulShutdownLifecycle;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -46,6 +47,11 @@ final class RequestObserver extends OncePerRequestFilter implements SmartLifecyc
             DoubleStream.of(0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
                     .mapToObj(ms -> Duration.ofNanos(Math.round(ms * 1_000_000)))
                     .toArray(Duration[]::new);
+
+    /**
+     * The client left before its answer was written: nginx's "client closed request", as ratings.
+     */
+    static final int CLIENT_CLOSED = 499;
 
     /** Anything else is labelled OTHER, so arbitrary method tokens cannot blow up cardinality. */
     private static final Set<String> METHODS =
@@ -101,15 +107,19 @@ final class RequestObserver extends OncePerRequestFilter implements SmartLifecyc
             throws IOException, ServletException {
         long start = nanoTime.getAsLong();
         inFlight.incrementAndGet();
-        boolean failed = true;
+        // An exception escaping Spring becomes Jetty's 500, whatever status was set.
+        int status = 500;
         try {
             chain.doFilter(request, response);
-            failed = false;
+            status = response.getStatus();
+        } catch (IOException e) {
+            if (clientLeft(e)) {
+                status = CLIENT_CLOSED;
+            }
+            throw e;
         } finally {
             inFlight.decrementAndGet();
             long nanos = nanoTime.getAsLong() - start;
-            // An exception escaping Spring becomes Jetty's 500, whatever status was set.
-            int status = failed ? 500 : response.getStatus();
             String method = METHODS.contains(request.getMethod()) ? request.getMethod() : "OTHER";
             Meters m =
                     meters.computeIfAbsent(
@@ -121,6 +131,16 @@ final class RequestObserver extends OncePerRequestFilter implements SmartLifecyc
                 accessLog.log(request.getMethod(), request.getRequestURI(), status, nanos);
             }
         }
+    }
+
+    /** Jetty's EofException: writing to a connection its client has closed or reset. */
+    private static boolean clientLeft(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof EofException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Meters register(Series s) {

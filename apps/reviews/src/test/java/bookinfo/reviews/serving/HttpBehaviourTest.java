@@ -9,6 +9,9 @@ import bookinfo.reviews.RawHttp;
 import bookinfo.reviews.RunningReviews;
 import bookinfo.reviews.Scrape;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.eclipse.jetty.http.HttpCompliance;
@@ -241,6 +244,36 @@ class HttpBehaviourTest {
                             .filter(k -> k.startsWith("http_requests_total{"))
                             .count(),
                     scrape.keySet().toString());
+        }
+    }
+
+    /**
+     * A client that pipelines scrapes, stops reading and then resets the connection: the answer
+     * whose write fails is counted 499 (the client left), as ratings counts it, not as a 500.
+     */
+    @Test
+    void aScrapeWhoseClientLeftIsCounted499Not500() throws Exception {
+        try (RunningReviews fresh = RunningReviews.start(Map.of())) {
+            try (Socket socket = new Socket()) {
+                socket.setReceiveBufferSize(4096);
+                socket.connect(new InetSocketAddress("127.0.0.1", fresh.port), 2000);
+                socket.getOutputStream()
+                        .write(
+                                "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                                        .repeat(200)
+                                        .getBytes(StandardCharsets.US_ASCII));
+                Thread.sleep(1500); // the server's buffers are full: a write waits
+                socket.setSoLinger(true, 0); // the close resets
+            }
+            Map<String, Double> samples =
+                    awaitMetrics(
+                            fresh.port,
+                            Map.of(
+                                    "http_requests_total{method=\"GET\",route=\"/metrics\",status=\"499\"}",
+                                    1.0));
+            assertFalse(
+                    samples.keySet().stream().anyMatch(k -> k.contains("status=\"500\"")),
+                    samples.keySet().toString());
         }
     }
 
