@@ -22,7 +22,9 @@ func (t *Table) mdAnswer(b *strings.Builder) {
 			if !ok || d.Verdict == nil {
 				continue
 			}
-			cells = append(cells, fmt.Sprintf("%s %s ms %s", m, DiffCell(d), shortVerdict(*d.Verdict)))
+			v := d.Verdict
+			d.Verdict = nil // the verdict in words, not DiffCell's one word
+			cells = append(cells, fmt.Sprintf("%s %s ms, %s", m, DiffCell(d), shortVerdict(*v)))
 		}
 		if len(cells) == 0 {
 			continue
@@ -40,20 +42,20 @@ func (t *Table) mdAnswer(b *strings.Builder) {
 	b.WriteString("\n\n(Mean of paired differences [interval], verdict against the margin; how each is made is under the tables.)\n\n")
 }
 
-// shortVerdict is a verdict in a few words: "within 0.2", "exceeds 1",
-// "faster", "open (~40 reps)".
+// shortVerdict is a verdict in a few words: "within 0.2 ms", "exceeds 1 ms",
+// "inconclusive against 1 ms (about 40 repetitions would decide it)".
 func shortVerdict(v Verdict) string {
 	m := formatMargin(v.MarginMS)
 	switch v.Result {
 	case Within:
-		return "within " + m
+		return "within " + m + " ms"
 	case Exceeds:
-		return "exceeds " + m
+		return "exceeds " + m + " ms"
 	case Faster:
-		return "faster by more than " + m
+		return "faster by more than " + m + " ms"
 	}
 	if v.RepetitionsNeeded > 0 && v.RepetitionsNeeded < maxRepetitions {
-		return fmt.Sprintf("inconclusive against %s (about %d repetitions would decide it)", m, v.RepetitionsNeeded)
+		return fmt.Sprintf("inconclusive against %s ms (about %d repetitions would decide it)", m, v.RepetitionsNeeded)
 	}
-	return "inconclusive against " + m
+	return "inconclusive against " + m + " ms"
 }

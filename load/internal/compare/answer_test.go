@@ -25,7 +25,8 @@ func TestMarkdownStartsWithTheAnswer(t *testing.T) {
 		t.Fatalf("no answer before the tables:\n%s", out)
 	}
 	line := out[answer:first]
-	if !strings.Contains(line, "- **ambient**, ") || !strings.Contains(line, "p50 ") || !strings.Contains(line, "; p99 ") {
+	if !strings.Contains(line, "- **ambient**, ") || !strings.Contains(line, "p50 ") || !strings.Contains(line, "; p99 ") ||
+		strings.Count(line, "within")+strings.Count(line, "exceeds")+strings.Count(line, "inconclusive")+strings.Count(line, "faster") != 2 {
 		t.Errorf("answer:\n%s", line)
 	}
 	// Without margins there is no verdict and so no answer block.
