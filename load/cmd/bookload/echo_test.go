@@ -22,22 +22,9 @@ func TestEcho(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	echoed := make(chan string, 1)
-	go func() {
-		defer func() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			resp, err := http.Post("http://"+addr+"/echo", "text/plain", strings.NewReader("hello bookinfo"))
-			if err == nil {
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				echoed <- string(body)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		echoed <- "(no answer)"
-	}()
+	echoed := askThenInterrupt(func() (*http.Response, error) {
+		return http.Post("http://"+addr+"/echo", "text/plain", strings.NewReader("hello bookinfo"))
+	})
 	stdout, code := capture(t, func() int { return runEcho([]string{"--listen", addr}) })
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -71,22 +58,7 @@ func TestDelayProxy(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	answered := make(chan string, 1)
-	go func() {
-		defer func() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			resp, err := http.Get("http://" + addr + "/details/0")
-			if err == nil {
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				answered <- string(body)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		answered <- "(no answer)"
-	}()
+	answered := askThenInterrupt(func() (*http.Response, error) { return http.Get("http://" + addr + "/details/0") })
 	stdout, code := capture(t, func() int {
 		return runDelayProxy([]string{"--listen", addr, "--to", up.URL, "--delay", "200us"})
 	})
@@ -104,4 +76,26 @@ func TestDelayProxy(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
+}
+
+// askThenInterrupt retries ask for up to 10 s until the server under test
+// answers, sends the answer's body (or "(no answer)"), then SIGINTs this
+// process, which the command under test takes as its stop.
+func askThenInterrupt(ask func() (*http.Response, error)) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		defer func() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if resp, err := ask(); err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				got <- string(body)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		got <- "(no answer)"
+	}()
+	return got
 }

@@ -343,30 +343,49 @@ type echoProcess struct {
 
 // startEchoProcess starts `bookload echo` and reads the address it reports.
 func startEchoProcess() (*echoProcess, error) {
+	c, err := startSelf("echo", "--listen", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	return &echoProcess{cmd: c.cmd, target: loadtarget.Target{Name: "echo", URL: c.url}}, nil
+}
+
+// child is a bookload subcommand running as a process of its own that
+// reported "listening on URL" on its first line.
+type child struct {
+	cmd    *exec.Cmd
+	url    string
+	out    *bufio.Reader // the rest of its stdout
+	stderr *bytes.Buffer // shown only on failure
+}
+
+// startSelf starts this binary with args and reads the address it reports;
+// it dies with this process.
+func startSelf(args ...string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "echo", "--listen", "127.0.0.1:0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var stderr bytes.Buffer // fortio logs its start there; shown only on failure
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
+	c := &child{cmd: exec.Command(self, args...), stderr: &bytes.Buffer{}}
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	c.cmd.Stderr = c.stderr
+	out, err := c.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting bookload echo: %w", err)
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting bookload %s: %w", args[0], err)
 	}
-	e := &echoProcess{cmd: cmd}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	c.out = bufio.NewReader(out)
+	line, err := c.out.ReadString('\n')
 	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
 	if err != nil || !ok {
-		e.stop()
-		return nil, errors.Join(fmt.Errorf("bookload echo did not report its address (got %q, stderr %q)", line, stderr.String()), err)
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		_ = c.cmd.Wait()
+		return nil, errors.Join(fmt.Errorf("bookload %s did not report its address (got %q, stderr %q)", args[0], line, c.stderr.String()), err)
 	}
-	e.target = loadtarget.Target{Name: "echo", URL: url}
-	return e, nil
+	c.url = url
+	return c, nil
 }
 
 // cpu is the CPU seconds the echo process has used so far.

@@ -1,14 +1,9 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -250,39 +245,17 @@ func knownShiftSection(o *Outcome, pt *Part) string {
 
 // delayProxy is `bookload delay-proxy`, a child process of its own.
 type delayProxy struct {
-	cmd    *exec.Cmd
-	url    string
-	out    *bufio.Reader
-	stderr *bytes.Buffer
-	done   bool
-	held   time.Duration
+	*child
+	done bool
+	held time.Duration
 }
 
 func startDelayProxy(to string, delay time.Duration, conns int) (*delayProxy, error) {
-	self, err := os.Executable()
+	c, err := startSelf("delay-proxy", "--listen", "127.0.0.1:0", "--to", to, "--delay", delay.String(), "--connections", fmt.Sprint(conns))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "delay-proxy", "--listen", "127.0.0.1:0", "--to", to, "--delay", delay.String(), "--connections", fmt.Sprint(conns))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	p := &delayProxy{cmd: cmd, stderr: &bytes.Buffer{}}
-	cmd.Stderr = p.stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting bookload delay-proxy: %w", err)
-	}
-	p.out = bufio.NewReader(out)
-	line, err := p.out.ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		_, _ = p.stop()
-		return nil, errors.Join(fmt.Errorf("bookload delay-proxy did not report its address (got %q, stderr %q)", line, p.stderr.String()), err)
-	}
-	p.url = url
-	return p, nil
+	return &delayProxy{child: c}, nil
 }
 
 // stop ends the proxy and returns its mean hold, as it reports it; again
